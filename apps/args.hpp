@@ -1,0 +1,36 @@
+#pragma once
+// Small flag parser for subcommands: --name value, --name=value, boolean --flag, positionals.
+// Unknown flags are an input_error naming the flag.
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace troupe::apps {
+
+class args {
+ public:
+  // value_flags take a value; bool_flags do not; repeatable value flags may occur several times.
+  args(const std::vector<std::string>& argv, const std::set<std::string>& value_flags,
+       const std::set<std::string>& bool_flags = {}, const std::set<std::string>& repeatable = {});
+
+  bool has(const std::string& flag) const;
+  std::optional<std::string> get(const std::string& flag) const;
+  std::string get_or(const std::string& flag, const std::string& fallback) const;
+  std::vector<std::string> all(const std::string& flag) const;
+  // Throws input_error naming the flag when the value is not a number.
+  long long get_int(const std::string& flag, long long fallback) const;
+  double get_double(const std::string& flag, double fallback) const;
+  const std::vector<std::string>& positionals() const { return positionals_; }
+
+ private:
+  std::map<std::string, std::vector<std::string>> values_;
+  std::set<std::string> present_;
+  std::vector<std::string> positionals_;
+};
+
+// Parses sizes like 4K, 256M, 1G, 1048576 (binary multiples). Throws input_error.
+long long parse_size(const std::string& text, const std::string& what);
+
+}  // namespace troupe::apps

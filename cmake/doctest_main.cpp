@@ -1,0 +1,3 @@
+// One doctest main shared by every `*.test.cpp` executable.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>

@@ -1,0 +1,63 @@
+#pragma once
+// A compute device: something that can run a model step. Backends: cpu (OpenBLAS), sim (another
+// backend slowed down and share-gated, to emulate heterogeneity and virtual device shares on
+// one machine) and cuda (built when nvcc is found). devices/ knows nothing of the network or of
+// actors; a device_worker actor owns one device and calls it from its own thread.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "models/batch.hpp"
+#include "models/model.hpp"
+
+namespace troupe::devices {
+
+enum class device_kind { cpu, sim, cuda };
+
+const char* to_string(device_kind k);
+// Throws troupe::input_error naming the text when it is not a known kind.
+device_kind parse_device_kind(const std::string& text);
+
+struct device_spec {
+  device_kind kind = device_kind::cpu;
+  std::string name;                     // e.g. "cpu0", "slow/1"
+  int threads = 1;                      // cpu: BLAS threads
+  device_kind base = device_kind::cpu;  // sim: the real backend it wraps
+  double slowdown = 1.0;                // sim: compute time is stretched by this factor (>= 1)
+  std::string share_group;              // sim: devices with the same non-empty name share one gate
+  int ordinal = 0;                      // cuda: device index
+};
+
+// Timings of one call, measured by the device itself.
+struct step_timing {
+  double compute_seconds = 0.0;    // time the backend computed (including any sim stretch)
+  double gate_wait_seconds = 0.0;  // time spent waiting for a share of a shared device
+};
+
+class device {
+ public:
+  virtual ~device() = default;
+  virtual device_kind kind() const = 0;
+  virtual const std::string& name() const = 0;
+  // Relative compute speed estimate (1.0 = one reference CPU thread); policies refine it from
+  // measured step times.
+  virtual double capability() const = 0;
+
+  // Runs forward/backward of m on the batch; see models::model::forward_backward.
+  virtual models::step_stats run_step(models::model& m, const float* params, const models::batch& b,
+                                      float* grad_sum, step_timing* timing = nullptr) = 0;
+  virtual models::step_stats run_eval(models::model& m, const float* params, const models::batch& b,
+                                      step_timing* timing = nullptr) = 0;
+
+  // Virtual shares: the job on whose behalf the next calls run, and its relative weight on this
+  // device. Devices that are not shared ignore these.
+  virtual void set_share(const std::string& job, double weight) {
+    (void)job;
+    (void)weight;
+  }
+};
+
+// Throws troupe::input_error for an unknown or unavailable device (e.g. cuda without a GPU).
+std::unique_ptr<device> make_device(const device_spec& spec);
+
+}  // namespace troupe::devices
