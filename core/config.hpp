@@ -1,0 +1,111 @@
+#pragma once
+// The job and cluster configuration: the parsed, validated form of a YAML config file (schema in
+// config/README.md, a public contract). Parsing lives in core/config_load.*; nothing here knows
+// YAML. Every field has its default here, declared once.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace troupe::config {
+
+struct group_config {
+  std::string name;
+  std::string device = "cpu";    // cpu | sim | cuda
+  int count = 1;                 // devices in the group
+  int threads = 1;               // BLAS threads per device
+  std::optional<double> weight;  // relative compute per device; measured at start when absent
+  std::string base = "cpu";      // sim: the backend it wraps
+  double slowdown = 1.0;         // sim: compute stretch factor
+};
+
+struct cluster_config {
+  std::vector<group_config> groups;
+  std::string shares = "fixed";  // fixed | adaptive (virtual device shares across jobs)
+};
+
+struct model_config {
+  std::string kind = "mlp";         // softmax | mlp | cnn | registered name
+  std::vector<std::size_t> hidden;  // empty: the kind's default
+};
+
+struct priority_config {
+  double alpha = 0.0;  // 0 = uniform sampling
+  double beta = 0.0;   // importance-weight correction exponent
+};
+
+struct data_config {
+  std::string dataset = "fashion-mnist";  // fashion-mnist | idx | csv | synthetic
+  std::string path;                       // directory (idx, fashion-mnist) or file (csv)
+  std::vector<std::string> preprocess;    // step names, e.g. "normalize", "standardize"
+  std::string split = "weighted";         // even | weighted | adaptive
+  std::string mode = "global";            // global | sharded
+  double neighbour_exchange = 0.0;        // sharded: fraction q passed to the ring neighbour
+  std::size_t synthetic_samples = 0;      // synthetic: size (0 = default)
+  std::string synthetic_kind = "blobs";   // synthetic: blobs | linear
+  std::optional<priority_config> priority;
+};
+
+struct optimizer_config {
+  std::string kind = "adam";
+  double lr = 0.001;
+  double momentum = 0.9;
+  bool nesterov = false;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  std::string form = "replicated";  // replicated | distributed (max-adabelief moments)
+};
+
+struct sync_config {
+  std::string mode = "ps";  // ps | allreduce | local
+  int ps_shards = 1;
+  std::string period = "1";  // local: an integer or "adaptive"
+};
+
+struct checkpoint_config {
+  std::string dir;  // empty: no checkpoints
+  std::int64_t every_steps = 0;
+  double every_seconds = 0.0;
+};
+
+struct fault_config {
+  std::int64_t step = 0;
+  std::string action;            // kill | hang | slow | delay | drop | partition
+  std::string target;            // GROUP/INDEX
+  double factor = 1.0;           // slow
+  double seconds = 0.0;          // delay, hang
+  std::int64_t until_step = -1;  // slow: last step of the slow window
+};
+
+struct job_config {
+  std::string name;
+  int priority = 0;
+  std::vector<std::string> after;  // jobs that must complete first
+  model_config model;
+  data_config data;
+  optimizer_config optimizer;
+  std::int64_t batch = 64;  // global batch
+  std::int64_t epochs = 1;
+  std::optional<std::int64_t> max_steps;
+  std::optional<double> max_seconds;
+  sync_config sync;
+  std::vector<std::string> resources;  // group names; empty = all groups
+  std::string placement = "uniform";   // uniform | resource-state
+  std::uint64_t seed = 1;
+  bool deterministic = false;
+  double share = 1.0;  // weight on shared devices (cluster.shares: fixed)
+  checkpoint_config checkpoint;
+  std::vector<fault_config> faults;
+  std::map<std::string, std::string> supervision;  // failure class -> restart | migrate | fail-job
+};
+
+struct run_config {
+  std::string source;  // file the config came from (for messages)
+  cluster_config cluster;
+  std::vector<job_config> jobs;
+};
+
+}  // namespace troupe::config
