@@ -1,0 +1,55 @@
+#include "devices/device.hpp"
+
+#include "core/error.hpp"
+#include "devices/cpu_device.hpp"
+#include "devices/cuda_info.hpp"
+#include "devices/sim_device.hpp"
+
+namespace troupe::devices {
+
+const char* to_string(device_kind k) {
+  switch (k) {
+    case device_kind::cpu:
+      return "cpu";
+    case device_kind::sim:
+      return "sim";
+    case device_kind::cuda:
+      return "cuda";
+  }
+  return "?";
+}
+
+device_kind parse_device_kind(const std::string& text) {
+  if (text == "cpu") return device_kind::cpu;
+  if (text == "sim") return device_kind::sim;
+  if (text == "cuda") return device_kind::cuda;
+  throw input_error("unknown device kind '" + text + "' (expected cpu, sim or cuda)");
+}
+
+std::unique_ptr<device> make_device(const device_spec& spec) {
+  switch (spec.kind) {
+    case device_kind::cpu:
+      return std::make_unique<cpu_device>(spec.name, spec.threads);
+    case device_kind::sim: {
+      if (spec.base == device_kind::sim)
+        throw input_error("sim device '" + spec.name + "': base must be a real backend, not sim");
+      device_spec base = spec;
+      base.kind = spec.base;
+      base.name = spec.name + "/base";
+      return std::make_unique<sim_device>(spec.name, make_device(base), spec.slowdown,
+                                          spec.share_group);
+    }
+    case device_kind::cuda: {
+      // The slot for the CUDA backend (cuBLAS + kernels) that a later release fills; until then
+      // a config asking for cuda fails up front with what this build can see.
+      const int gpus = cuda_device_count();
+      throw input_error("device '" + spec.name + "': the cuda backend is not in this release (" +
+                        (cuda_compiled() ? std::to_string(gpus) + " GPU(s) visible"
+                                         : std::string("built without CUDA")) +
+                        "); use cpu or sim");
+    }
+  }
+  throw input_error("device '" + spec.name + "': unknown kind");
+}
+
+}  // namespace troupe::devices

@@ -1,0 +1,65 @@
+#include "devices/sim_device.hpp"
+
+#include <thread>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+
+namespace troupe::devices {
+
+sim_device::sim_device(std::string name, std::unique_ptr<device> base, double slowdown,
+                       std::string share_group, idle_fn idle)
+    : name_(std::move(name)), base_(std::move(base)), slowdown_(1.0), idle_(std::move(idle)) {
+  if (!base_) throw input_error("sim device '" + name_ + "': no base device");
+  set_slowdown(slowdown);
+  if (!share_group.empty()) gate_ = share_gate::named(share_group);
+  if (!idle_) idle_ = [](std::chrono::duration<double> d) { std::this_thread::sleep_for(d); };
+}
+
+void sim_device::set_slowdown(double factor) {
+  if (!(factor >= 1.0))
+    throw input_error("sim device '" + name_ + "': slowdown must be >= 1, got " +
+                      std::to_string(factor));
+  slowdown_.store(factor);
+}
+
+void sim_device::set_share(const std::string& job, double weight) {
+  job_ = job;
+  if (gate_) gate_->set_weight(job, weight);
+}
+
+template <class Compute>
+models::step_stats sim_device::run_gated(Compute&& compute, step_timing* timing) {
+  double waited = 0.0;
+  if (gate_) waited = gate_->acquire(job_);
+  stopwatch sw;
+  models::step_stats stats;
+  try {
+    stats = compute();
+    const double real = sw.seconds();
+    idle_(std::chrono::duration<double>(real * (slowdown() - 1.0)));
+  } catch (...) {
+    if (gate_) gate_->release(job_, sw.seconds());
+    throw;
+  }
+  const double used = sw.seconds();
+  if (gate_) gate_->release(job_, used);
+  if (timing) {
+    timing->compute_seconds = used;
+    timing->gate_wait_seconds = waited;
+  }
+  return stats;
+}
+
+models::step_stats sim_device::run_step(models::model& m, const float* params,
+                                        const models::batch& b, float* grad_sum,
+                                        step_timing* timing) {
+  return run_gated([&] { return base_->run_step(m, params, b, grad_sum, nullptr); }, timing);
+}
+
+models::step_stats sim_device::run_eval(models::model& m, const float* params,
+                                        const models::batch& b, step_timing* timing) {
+  return run_gated([&] { return base_->run_eval(m, params, b, nullptr); }, timing);
+}
+
+}  // namespace troupe::devices

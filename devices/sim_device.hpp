@@ -1,0 +1,52 @@
+#pragma once
+// The sim backend: a real backend whose compute time is stretched by a slowdown factor, and,
+// when it names a share group, gated so that jobs sharing the device get weighted time slices.
+// This is how one machine emulates a heterogeneous cluster (a device 3x slower than a CPU core)
+// and virtual GPU shares. The stretch is idle time, not busy-work, so a slow sim device leaves
+// the CPU to the other devices, like a real slower device would.
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "devices/device.hpp"
+#include "devices/share_gate.hpp"
+
+namespace troupe::devices {
+
+class sim_device final : public device {
+ public:
+  // How the stretch is spent; tests pass a recorder instead of a real wait.
+  using idle_fn = std::function<void(std::chrono::duration<double>)>;
+
+  sim_device(std::string name, std::unique_ptr<device> base, double slowdown,
+             std::string share_group = "", idle_fn idle = {});
+
+  device_kind kind() const override { return device_kind::sim; }
+  const std::string& name() const override { return name_; }
+  double capability() const override { return base_->capability() / slowdown(); }
+
+  // Changeable while running (fault injection "slow", policy benchmarks).
+  void set_slowdown(double factor);
+  double slowdown() const { return slowdown_.load(); }
+  void set_share(const std::string& job, double weight) override;
+
+  models::step_stats run_step(models::model& m, const float* params, const models::batch& b,
+                              float* grad_sum, step_timing* timing) override;
+  models::step_stats run_eval(models::model& m, const float* params, const models::batch& b,
+                              step_timing* timing) override;
+
+ private:
+  template <class Compute>
+  models::step_stats run_gated(Compute&& compute, step_timing* timing);
+
+  std::string name_;
+  std::unique_ptr<device> base_;
+  std::atomic<double> slowdown_;
+  std::shared_ptr<share_gate> gate_;
+  std::string job_ = "default";
+  idle_fn idle_;
+};
+
+}  // namespace troupe::devices

@@ -1,0 +1,136 @@
+#include "devices/sim_device.hpp"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.hpp"
+#include "devices/cpu_device.hpp"
+#include "devices/share_gate.hpp"
+
+using namespace troupe;
+using namespace troupe::devices;
+
+namespace {
+
+// A model whose "compute" is a fixed amount of arithmetic; enough to time, no BLAS needed.
+class busy_model final : public models::model {
+ public:
+  busy_model() { layout_.add("w", {4}); }
+  std::string kind() const override { return "busy"; }
+  const models::param_layout& layout() const override { return layout_; }
+  void init_params(float* p, rng&) const override {
+    for (int i = 0; i < 4; ++i) p[i] = 0.0f;
+  }
+  models::step_stats forward_backward(const float*, const models::batch& b, float* g) override {
+    volatile double acc = 0;
+    for (int i = 0; i < 200000; ++i) acc = acc + i * 1e-9;
+    for (int i = 0; i < 4; ++i) g[i] = static_cast<float>(b.size);
+    return {1.0 * b.size, b.size, 0};
+  }
+  models::step_stats evaluate(const float*, const models::batch& b) override {
+    return {0.5 * b.size, b.size, b.size};
+  }
+  std::unique_ptr<models::model> clone() const override { return std::make_unique<busy_model>(); }
+
+ private:
+  models::param_layout layout_;
+};
+
+}  // namespace
+
+TEST_CASE("sim stretches compute by the slowdown and forwards the base device's results") {
+  std::vector<double> idles;
+  sim_device d("slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
+               [&](std::chrono::duration<double> s) { idles.push_back(s.count()); });
+  busy_model m;
+  std::vector<float> p(4), g(4, -1.0f);
+  models::batch b;
+  b.size = 7;
+  step_timing t;
+  auto stats = d.run_step(m, p.data(), b, g.data(), &t);
+  CHECK(stats.samples == 7);
+  CHECK(g[0] == 7.0f);
+  REQUIRE(idles.size() == 1);
+  // The idle stretch is twice the real compute for slowdown 3, and it is counted as compute.
+  CHECK(idles[0] > 0.0);
+  CHECK(t.compute_seconds >= idles[0] * 1.5 - 1e-6);
+  CHECK(d.capability() == doctest::Approx(1.0 / 3.0));
+  auto ev = d.run_eval(m, p.data(), b, &t);
+  CHECK(ev.correct == 7);
+  CHECK(idles.size() == 2);
+}
+
+TEST_CASE("slowdown below 1 is refused with the device name") {
+  auto base = std::make_unique<cpu_device>("x/base", 1);
+  try {
+    sim_device d("x", std::move(base), 0.5);
+    FAIL("expected an error");
+  } catch (const input_error& e) {
+    CHECK(std::string(e.what()).find("'x'") != std::string::npos);
+  }
+  sim_device ok("y", std::make_unique<cpu_device>("y/base", 1), 2.0);
+  CHECK_THROWS_AS(ok.set_slowdown(0.9), input_error);
+  ok.set_slowdown(4.0);
+  CHECK(ok.slowdown() == 4.0);
+}
+
+TEST_CASE("make_device builds cpu and sim and rejects cuda without a backend") {
+  device_spec cpu{device_kind::cpu, "c0", 1};
+  CHECK(make_device(cpu)->kind() == device_kind::cpu);
+  device_spec sim{device_kind::sim, "s0", 1, device_kind::cpu, 2.0};
+  auto s = make_device(sim);
+  CHECK(s->kind() == device_kind::sim);
+  CHECK(s->capability() == doctest::Approx(0.5));
+  device_spec gpu{device_kind::cuda, "g0"};
+  CHECK_THROWS_AS(make_device(gpu), input_error);
+  CHECK_THROWS_AS(parse_device_kind("tpu"), input_error);
+  CHECK(parse_device_kind("sim") == device_kind::sim);
+}
+
+TEST_CASE("devices in one share group never compute at the same time") {
+  std::atomic<int> inside{0}, overlaps{0};
+  auto idle = [&](std::chrono::duration<double>) {
+    if (inside.fetch_add(1) != 0) overlaps++;
+    std::this_thread::yield();
+    inside.fetch_sub(1);
+  };
+  sim_device a("a", std::make_unique<cpu_device>("a/base", 1), 2.0, "gpu0-test", idle);
+  sim_device b("b", std::make_unique<cpu_device>("b/base", 1), 2.0, "gpu0-test", idle);
+  a.set_share("job-a", 3.0);
+  b.set_share("job-b", 1.0);
+  auto worker = [](sim_device& d) {
+    busy_model m;
+    std::vector<float> p(4), g(4);
+    models::batch bt;
+    bt.size = 1;
+    for (int i = 0; i < 30; ++i) d.run_step(m, p.data(), bt, g.data(), nullptr);
+  };
+  std::thread ta(worker, std::ref(a)), tb(worker, std::ref(b));
+  ta.join();
+  tb.join();
+  CHECK(overlaps.load() == 0);
+  auto gate = share_gate::named("gpu0-test");
+  CHECK(gate->used_seconds("job-a") > 0.0);
+  CHECK(gate->used_seconds("job-b") > 0.0);
+}
+
+TEST_CASE("a share gate wait has a deadline and names the holder") {
+  share_gate gate("g");
+  gate.acquire("holder");
+  try {
+    gate.acquire("late", std::chrono::milliseconds(20));
+    FAIL("expected a deadline error");
+  } catch (const runtime_failure& e) {
+    const std::string what = e.what();
+    CHECK(what.find("holder") != std::string::npos);
+    CHECK(what.find("'g'") != std::string::npos);
+  }
+  gate.release("holder", 0.01);
+  CHECK(gate.acquire("late", std::chrono::milliseconds(1000)) >= 0.0);
+  gate.release("late", 0.0);
+}
