@@ -1,0 +1,159 @@
+// `troupe bench train`: trains one model on one device, single process, no actors. It is the
+// baseline that the runtime's control-plane cost is measured against, and the figure compared
+// with PyTorch (apps/bench/torch_train.py) on the same model, batch, optimizer and threads.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/args.hpp"
+#include "apps/command.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "data/idx.hpp"
+#include "devices/device.hpp"
+#include "models/model.hpp"
+#include "models/optimizer.hpp"
+
+namespace troupe::apps {
+namespace {
+
+const char* usage =
+    "usage: troupe bench train --model mlp|cnn|softmax [--device cpu] [--threads T] [--batch B]\n"
+    "                          [--epochs E] [--optimizer adam] [--lr LR] [--seed S]\n"
+    "                          [--data DIR] [--max-steps N] [--json FILE]\n\n"
+    "Trains on Fashion-MNIST on one device and prints samples/s (training steps only), final\n"
+    "test accuracy and loss, and wall time. --json writes samples_per_second, test_accuracy,\n"
+    "test_loss, wall_seconds, epochs, batch, threads, model.";
+
+// Copies the rows of `idx` into a contiguous batch (the model reads contiguous memory).
+void gather(const data::dataset& ds, const std::vector<std::size_t>& order, std::size_t begin,
+            std::size_t count, std::vector<float>& x, std::vector<std::int32_t>& y) {
+  const std::size_t f = ds.features();
+  x.resize(count * f);
+  y.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t row = order[begin + i];
+    std::copy_n(ds.row(row), f, x.data() + i * f);
+    y[i] = ds.labels[row];
+  }
+}
+
+models::step_stats evaluate(devices::device& dev, models::model& m, const float* params,
+                            const data::dataset& ds) {
+  models::step_stats total;
+  const std::size_t chunk = 1000, f = ds.features();
+  for (std::size_t begin = 0; begin < ds.n; begin += chunk) {
+    models::batch b;
+    b.size = std::min(chunk, ds.n - begin);
+    b.x = ds.x.data() + begin * f;
+    b.labels = ds.labels.data() + begin;
+    total += dev.run_eval(m, params, b);
+  }
+  return total;
+}
+
+int run(const std::vector<std::string>& argv) {
+  args a(argv, {"model", "device", "threads", "batch", "epochs", "optimizer", "lr", "seed", "data",
+                "max-steps", "json"});
+  if (!a.positionals().empty())
+    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  const std::string model_kind = a.get_or("model", "mlp");
+  const auto threads = a.get_int("threads", 1);
+  const auto batch = a.get_int("batch", 64);
+  const auto epochs = a.get_int("epochs", 1);
+  const auto max_steps = a.get_int("max-steps", -1);
+  if (batch < 1) throw input_error("--batch must be >= 1");
+  if (epochs < 1) throw input_error("--epochs must be >= 1");
+
+  const auto sets = data::load_fashion_mnist(a.get_or("data", "/usr/share/datasets/fashion-mnist"));
+  const auto& train = sets.train;
+
+  devices::device_spec ds;
+  ds.kind = devices::parse_device_kind(a.get_or("device", "cpu"));
+  ds.name = a.get_or("device", "cpu") + "0";
+  ds.threads = static_cast<int>(threads);
+  auto dev = devices::make_device(ds);
+
+  models::model_spec ms;
+  ms.kind = model_kind;
+  ms.input_shape = train.sample_shape;
+  ms.classes = train.classes;
+  auto model = models::make_model(ms);
+
+  models::optimizer_spec os;
+  os.kind = a.get_or("optimizer", "adam");
+  os.lr = a.get_double("lr", 1e-3);
+  const std::size_t n_params = model->param_count();
+  auto opt = models::make_optimizer(os, n_params);
+
+  rng r(static_cast<std::uint64_t>(a.get_int("seed", 1)));
+  std::vector<float> params(n_params), grad(n_params);
+  model->init_params(params.data(), r);
+
+  std::vector<std::size_t> order(train.n);
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<float> x;
+  std::vector<std::int32_t> y;
+  stopwatch wall;
+  double train_seconds = 0.0, loss_sum = 0.0;
+  std::size_t samples = 0, steps = 0;
+  std::int64_t epochs_done = 0;
+  for (std::int64_t e = 0; e < epochs; ++e) {
+    r.shuffle(order);
+    for (std::size_t begin = 0; begin < train.n; begin += static_cast<std::size_t>(batch)) {
+      if (max_steps >= 0 && steps >= static_cast<std::size_t>(max_steps)) break;
+      const std::size_t count = std::min<std::size_t>(batch, train.n - begin);
+      gather(train, order, begin, count, x, y);
+      stopwatch step;
+      models::batch b;
+      b.x = x.data();
+      b.labels = y.data();
+      b.size = count;
+      auto stats = dev->run_step(*model, params.data(), b, grad.data());
+      const float inv = 1.0f / static_cast<float>(stats.samples);
+      for (auto& g : grad) g *= inv;  // the optimizer takes the mean gradient
+      opt->step(params.data(), grad.data());
+      train_seconds += step.seconds();
+      loss_sum += stats.loss_sum;
+      samples += stats.samples;
+      ++steps;
+    }
+    ++epochs_done;
+    std::fprintf(stderr, "epoch %lld: train loss %.4f, %.0f samples/s\n",
+                 static_cast<long long>(e + 1), samples ? loss_sum / samples : 0.0,
+                 samples / std::max(train_seconds, 1e-9));
+    loss_sum = 0;
+  }
+  const auto test = evaluate(*dev, *model, params.data(), sets.test);
+  const double wall_s = wall.seconds();
+  const double sps = samples / std::max(train_seconds, 1e-9);
+  const double acc = static_cast<double>(test.correct) / static_cast<double>(test.samples);
+  const double test_loss = test.loss_sum / static_cast<double>(test.samples);
+  std::printf("model %s  device %s  threads %lld  batch %lld  epochs %lld  steps %zu\n",
+              model_kind.c_str(), dev->name().c_str(), static_cast<long long>(threads),
+              static_cast<long long>(batch), static_cast<long long>(epochs_done), steps);
+  std::printf("samples/s %.1f  test_accuracy %.4f  test_loss %.4f  wall_seconds %.2f\n", sps, acc,
+              test_loss, wall_s);
+  if (auto path = a.get("json")) {
+    nlohmann::json j = {{"samples_per_second", sps}, {"test_accuracy", acc},
+                        {"test_loss", test_loss},    {"wall_seconds", wall_s},
+                        {"epochs", epochs_done},     {"batch", batch},
+                        {"threads", threads},        {"model", model_kind},
+                        {"optimizer", os.kind},      {"steps", steps}};
+    std::ofstream out(*path);
+    if (!out) throw input_error("cannot write --json file '" + *path + "'");
+    out << j.dump(2) << '\n';
+  }
+  return exit_ok;
+}
+
+const command_registrar reg{
+    {"bench train", "train one model on one device and print samples/s", usage, run}};
+
+}  // namespace
+}  // namespace troupe::apps
