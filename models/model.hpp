@@ -38,10 +38,14 @@ class param_layout {
 
 // What a config asks for. input_shape is the dataset's sample shape ({C,H,W} or {D}).
 struct model_spec {
-  std::string kind;  // softmax | mlp | cnn | a registered name
+  std::string kind;  // softmax | mlp | cnn | linear | a registered name
   std::vector<std::size_t> input_shape;
   std::size_t classes = 10;
   std::vector<std::size_t> hidden;  // mlp: widths; cnn: conv channels then fc widths
+  // cnn only. How many leading entries of hidden are conv channels; 0 means all but the last
+  // (at least one), so the default {16, 32, 128} reads as two convs and one fc layer.
+  std::size_t conv_layers = 0;
+  std::size_t kernel = 3;  // cnn only: odd conv kernel size, stride 1, 'same' padding
 };
 
 class model {

@@ -1,0 +1,193 @@
+#include "models/sequential.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <numeric>
+
+#include "core/error.hpp"
+#include "models/layers/dense.hpp"
+#include "models/layers/init.hpp"
+#include "models/layers/loss.hpp"
+#include "models/layers/pool.hpp"
+
+namespace troupe::models {
+
+namespace {
+
+std::size_t product(const std::vector<std::size_t>& v) {
+  return std::accumulate(v.begin(), v.end(), std::size_t{1}, std::multiplies<>());
+}
+
+class dense_stage final : public stage {
+ public:
+  dense_stage(param_layout& l, const std::string& name, std::size_t in, std::size_t out, bool relu,
+              double gain)
+      : in_(in), out_(out), relu_(relu), gain_(gain) {
+    w_ = l.add(name + ".weight", {out, in}).offset;
+    b_ = l.add(name + ".bias", {out}).offset;
+  }
+  std::size_t out_size() const override { return out_; }
+  void init(float* p, rng& r) const override {
+    layers::kaiming_uniform(p + w_, out_ * in_, in_, gain_, r);
+    std::fill(p + b_, p + b_ + out_, 0.0f);
+  }
+  void forward(const float* p, const float* x, float* y, std::size_t n) override {
+    layers::dense_forward(x, p + w_, p + b_, y, n, in_, out_, relu_);
+  }
+  void backward(const float* p, const float* x, const float* y, float* dy, float* dx, float* g,
+                std::size_t n) override {
+    layers::dense_backward(x, p + w_, y, dy, dx, g + w_, g + b_, n, in_, out_, relu_);
+  }
+
+ private:
+  std::size_t in_, out_;
+  bool relu_;
+  double gain_;
+  std::size_t w_ = 0, b_ = 0;
+};
+
+class conv_stage final : public stage {
+ public:
+  conv_stage(param_layout& l, const std::string& name, layers::conv_shape s, bool relu)
+      : s_(s), relu_(relu), col_(s.col_size()), dcol_(s.col_size()) {
+    w_ = l.add(name + ".weight", {s.cout, s.c, s.k, s.k}).offset;
+    b_ = l.add(name + ".bias", {s.cout}).offset;
+  }
+  std::size_t out_size() const override { return s_.out_size(); }
+  void init(float* p, rng& r) const override {
+    // A ReLU follows every conv layer here, so He's gain sqrt(2).
+    layers::kaiming_uniform(p + w_, s_.cout * s_.col_rows(), s_.col_rows(), std::sqrt(2.0), r);
+    std::fill(p + b_, p + b_ + s_.cout, 0.0f);
+  }
+  void forward(const float* p, const float* x, float* y, std::size_t n) override {
+    layers::conv2d_forward(s_, x, p + w_, p + b_, y, n, col_.data(), relu_);
+  }
+  void backward(const float* p, const float* x, const float* y, float* dy, float* dx, float* g,
+                std::size_t n) override {
+    layers::conv2d_backward(s_, x, p + w_, y, dy, dx, g + w_, g + b_, n, col_.data(), dcol_.data(),
+                            relu_);
+  }
+
+ private:
+  layers::conv_shape s_;
+  bool relu_;
+  std::vector<float> col_, dcol_;
+  std::size_t w_ = 0, b_ = 0;
+};
+
+class pool_stage final : public stage {
+ public:
+  pool_stage(std::size_t c, std::size_t h, std::size_t w) : c_(c), h_(h), w_(w) {}
+  std::size_t out_size() const override { return c_ * (h_ / 2) * (w_ / 2); }
+  void init(float*, rng&) const override {}
+  void forward(const float*, const float* x, float* y, std::size_t n) override {
+    arg_.resize(n * out_size());
+    layers::maxpool2_forward(x, y, arg_.data(), n, c_, h_, w_);
+  }
+  void backward(const float*, const float*, const float*, float* dy, float* dx, float*,
+                std::size_t n) override {
+    if (dx) layers::maxpool2_backward(dy, arg_.data(), dx, n, c_, h_, w_);
+  }
+
+ private:
+  std::size_t c_, h_, w_;
+  std::vector<std::int32_t> arg_;
+};
+
+}  // namespace
+
+sequential::sequential(std::string kind, model_spec spec, rebuild_fn rebuild)
+    : kind_(std::move(kind)), spec_(std::move(spec)), rebuild_(rebuild), shape_(spec_.input_shape) {
+  if (shape_.empty() || product(shape_) == 0)
+    throw input_error("model '" + kind_ + "': input_shape must be non-empty with no zero extent");
+}
+
+std::size_t sequential::flat() const {
+  return product(shape_);
+}
+
+void sequential::add_dense(const std::string& name, std::size_t out, bool relu, double init_gain) {
+  if (out == 0) throw input_error("model '" + kind_ + "': layer " + name + " has width 0");
+  stages_.push_back(std::make_unique<dense_stage>(layout_, name, flat(), out, relu, init_gain));
+  shape_ = {out};
+}
+
+void sequential::add_conv(const std::string& name, std::size_t cout, std::size_t k, bool relu) {
+  if (shape_.size() != 3)
+    throw input_error("model '" + kind_ + "': " + name + " needs an image input {C,H,W}");
+  if (cout == 0) throw input_error("model '" + kind_ + "': " + name + " has 0 channels");
+  if (k % 2 == 0)
+    throw input_error("model '" + kind_ + "': kernel " + std::to_string(k) +
+                      " is not odd ('same' padding needs an odd kernel)");
+  const layers::conv_shape s{shape_[0], shape_[1], shape_[2], cout, k};
+  stages_.push_back(std::make_unique<conv_stage>(layout_, name, s, relu));
+  shape_ = {cout, s.h, s.w};
+}
+
+void sequential::add_maxpool2() {
+  if (shape_.size() != 3 || shape_[1] < 2 || shape_[2] < 2)
+    throw input_error("model '" + kind_ + "': a 2x2 pool needs an image of at least 2x2, got " +
+                      std::to_string(shape_.size() == 3 ? shape_[1] : 0) + "x" +
+                      std::to_string(shape_.size() == 3 ? shape_[2] : 0));
+  stages_.push_back(std::make_unique<pool_stage>(shape_[0], shape_[1], shape_[2]));
+  shape_ = {shape_[0], shape_[1] / 2, shape_[2] / 2};
+}
+
+void sequential::init_params(float* params, rng& r) const {
+  for (const auto& s : stages_) s->init(params, r);
+}
+
+const float* sequential::forward(const float* params, const float* x, std::size_t n) {
+  acts_.resize(stages_.size());
+  const float* in = x;
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    acts_[i].resize(n * stages_[i]->out_size());
+    stages_[i]->forward(params, in, acts_[i].data(), n);
+    in = acts_[i].data();
+  }
+  return in;
+}
+
+step_stats sequential::loss(const float* out, const batch& b, std::size_t first, std::size_t n,
+                            float* dout) {
+  const float* w = b.weights ? b.weights + first : nullptr;
+  if (loss_ == loss_kind::squared_error) {
+    if (!b.targets) throw input_error("model '" + kind_ + "' needs regression targets");
+    return layers::squared_error(out, b.targets + first, w, n, dout);
+  }
+  if (!b.labels) throw input_error("model '" + kind_ + "' needs class labels");
+  return layers::softmax_cross_entropy(out, b.labels + first, w, n, stages_.back()->out_size(),
+                                       dout);
+}
+
+step_stats sequential::forward_backward(const float* params, const batch& b, float* grad_sum) {
+  const std::size_t n = b.size;
+  if (n == 0) {
+    std::memset(grad_sum, 0, layout_.size() * sizeof(float));
+    return {};
+  }
+  const float* out = forward(params, b.x, n);
+  grads_.resize(stages_.size());
+  for (std::size_t i = 0; i < stages_.size(); ++i) grads_[i].resize(n * stages_[i]->out_size());
+  const step_stats st = loss(out, b, 0, n, grads_.back().data());
+  for (std::size_t i = stages_.size(); i-- > 0;) {
+    const float* x = i == 0 ? b.x : acts_[i - 1].data();
+    float* dx = i == 0 ? nullptr : grads_[i - 1].data();
+    stages_[i]->backward(params, x, acts_[i].data(), grads_[i].data(), dx, grad_sum, n);
+  }
+  return st;
+}
+
+step_stats sequential::evaluate(const float* params, const batch& b) {
+  step_stats total;
+  const std::size_t in = product(spec_.input_shape);
+  for (std::size_t first = 0; first < b.size; first += eval_chunk) {
+    const std::size_t n = std::min(eval_chunk, b.size - first);
+    const float* out = forward(params, b.x + first * in, n);
+    total += loss(out, b, first, n, nullptr);
+  }
+  return total;
+}
+
+}  // namespace troupe::models
