@@ -1,0 +1,525 @@
+#include "core/config_load.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+#include "core/config_yaml.hpp"
+#include "core/error.hpp"
+
+namespace troupe::config {
+
+namespace {
+
+using detail::child_path;
+using detail::context;
+using detail::index_path;
+
+// A numeric interval for messages and checks: [lo, hi), (lo, inf), ...
+struct range {
+  double lo = -std::numeric_limits<double>::infinity();
+  bool lo_open = false;
+  double hi = std::numeric_limits<double>::infinity();
+  bool hi_open = true;
+
+  bool contains(double v) const {
+    return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+  }
+  std::string text() const {
+    const auto num = [](double d) {
+      std::ostringstream s;
+      s << d;
+      return s.str();
+    };
+    if (std::isinf(hi)) return lo == 0 && lo_open ? "positive" : (lo_open ? "> " : ">= ") + num(lo);
+    return std::string("in ") + (lo_open ? "(" : "[") + num(lo) + ", " + num(hi) +
+           (hi_open ? ")" : "]");
+  }
+};
+const range positive{0, true};
+const range non_negative{0, false};
+const range at_least_one{1, false};
+const range unit_open{0, false, 1, true};     // [0, 1)
+const range unit_closed{0, false, 1, false};  // [0, 1]
+
+// One map of the schema at a key path: typed, range-checked reads of its keys. Absent keys leave
+// the struct's default in place (config.hpp declares every default once).
+class map_view {
+ public:
+  map_view(const context& cx, YAML::Node m, std::string path)
+      : cx_(cx), m_(std::move(m)), path_(std::move(path)) {
+    cx_.check_map(m_, path_);
+  }
+
+  bool has(const std::string& k) const { return node(k).IsDefined(); }
+  YAML::Node node(const std::string& k) const {
+    const YAML::Node& cm = m_;  // const lookup: never inserts a key
+    return cm[k];
+  }
+  const YAML::Node& self() const { return m_; }
+  std::string path(const std::string& k) const { return child_path(path_, k); }
+  [[noreturn]] void fail(const std::string& k, const std::string& what) const {
+    // A missing key has no line of its own: point at the map that should hold it.
+    cx_.fail(has(k) ? node(k) : m_, path(k), what);
+  }
+  void require(const std::string& k) const {
+    if (!has(k)) fail(k, "required key is missing");
+  }
+  // For keys that would be silently ignored in this combination: a mistake worth stopping for.
+  void only_with(const std::string& k, bool ok, const std::string& condition) const {
+    if (has(k) && !ok) fail(k, "only applies with " + condition);
+  }
+
+  void str(const std::string& k, std::string& out) const {
+    if (has(k)) out = cx_.as_string(node(k), path(k));
+  }
+  void name(const std::string& k, std::string& out) const {
+    require(k);
+    out = cx_.as_string(node(k), path(k));
+    // Names become log file names and fault targets (GROUP/INDEX): keep them to safe characters.
+    const bool ok = !out.empty() && std::all_of(out.begin(), out.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+    });
+    if (!ok)
+      fail(k, "must be a non-empty name of letters, digits, '_', '-' or '.'; got \"" + out + "\"");
+  }
+  // A list of strings; a single string counts as a list of one.
+  void strings(const std::string& k, std::vector<std::string>& out) const {
+    if (has(k)) out = cx_.as_string_list(node(k), path(k), true);
+  }
+  void enumeration(const std::string& k, std::string& out,
+                   std::initializer_list<const char*> allowed) const {
+    if (has(k)) out = cx_.as_enum(node(k), path(k), allowed);
+  }
+  void boolean(const std::string& k, bool& out) const {
+    if (has(k)) out = cx_.as_bool(node(k), path(k));
+  }
+  void number(const std::string& k, double& out, const range& r) const {
+    if (!has(k)) return;
+    out = cx_.as_double(node(k), path(k));
+    if (!r.contains(out)) fail(k, "must be " + r.text() + ", got " + node(k).Scalar());
+  }
+  void number(const std::string& k, std::optional<double>& out, const range& r) const {
+    if (!has(k)) return;
+    double v = 0;
+    number(k, v, r);
+    out = v;
+  }
+  template <class T>
+  void integer(const std::string& k, T& out, const range& r) const {
+    if (has(k)) out = integer_of<T>(node(k), path(k), r);
+  }
+  template <class T>
+  void integer(const std::string& k, std::optional<T>& out, const range& r) const {
+    if (has(k)) out = integer_of<T>(node(k), path(k), r);
+  }
+  template <class T>
+  T integer_of(const YAML::Node& n, const std::string& p, const range& r) const {
+    const auto v = cx_.as_int(n, p);
+    const auto d = static_cast<double>(v);
+    if (!r.contains(d)) cx_.fail(n, p, "must be " + r.text() + ", got " + n.Scalar());
+    if (d > static_cast<double>(std::numeric_limits<T>::max()) ||
+        d < static_cast<double>(std::numeric_limits<T>::lowest()))
+      cx_.fail(n, p, "out of range, got " + n.Scalar());
+    return static_cast<T>(v);
+  }
+  // A sub-map; absent means "all defaults".
+  std::optional<map_view> sub(const std::string& k) const {
+    if (!has(k)) return std::nullopt;
+    return map_view(cx_, node(k), path(k));
+  }
+
+ private:
+  const context& cx_;
+  YAML::Node m_;
+  std::string path_;
+};
+
+// Names of what is defined so far, for "did you mean" on references.
+std::string suggestion(const std::string& word, const std::vector<std::string>& names) {
+  const auto near = detail::closest(word, names);
+  return near.empty() ? "" : " (did you mean '" + near + "'?)";
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+group_config read_group(const context& cx, const YAML::Node& n, const std::string& path) {
+  group_config g;
+  const map_view v(cx, n, path);
+  v.name("name", g.name);
+  v.enumeration("device", g.device, {"cpu", "sim", "cuda"});
+  v.integer("count", g.count, at_least_one);
+  v.integer("threads", g.threads, at_least_one);
+  v.number("weight", g.weight, positive);
+  const bool sim = g.device == "sim";
+  v.only_with("base", sim, "device: sim");
+  v.only_with("slowdown", sim, "device: sim");
+  v.enumeration("base", g.base, {"cpu", "cuda"});
+  v.number("slowdown", g.slowdown, at_least_one);
+  return g;
+}
+
+cluster_config read_cluster(const context& cx, const map_view& root) {
+  cluster_config c;
+  root.require("cluster");
+  const map_view v(cx, root.node("cluster"), "cluster");
+  v.enumeration("shares", c.shares, {"fixed", "adaptive"});
+  v.require("groups");
+  const auto groups = v.node("groups");
+  cx.check_seq(groups, "cluster.groups");
+  if (groups.size() == 0) v.fail("groups", "must define at least one group");
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const auto p = index_path("cluster.groups", i);
+    auto g = read_group(cx, groups[i], p);
+    for (std::size_t j = 0; j < c.groups.size(); ++j)
+      if (c.groups[j].name == g.name)
+        cx.fail(
+            groups[i]["name"], child_path(p, "name"),
+            "group name '" + g.name + "' is already used by " + index_path("cluster.groups", j));
+    c.groups.push_back(std::move(g));
+  }
+  return c;
+}
+
+std::vector<std::string> group_names(const cluster_config& c) {
+  std::vector<std::string> names;
+  for (const auto& g : c.groups) names.push_back(g.name);
+  return names;
+}
+
+void read_data(const map_view& v, data_config& d) {
+  v.enumeration("dataset", d.dataset, {"fashion-mnist", "idx", "csv", "synthetic"});
+  v.only_with("path", d.dataset != "synthetic", "dataset: fashion-mnist, idx or csv");
+  v.str("path", d.path);
+  if ((d.dataset == "idx" || d.dataset == "csv") && d.path.empty())
+    v.fail("path", "required for dataset: " + d.dataset);
+  if (d.dataset == "fashion-mnist" && d.path.empty()) d.path = default_fashion_mnist_path;
+  v.strings("preprocess", d.preprocess);
+  v.enumeration("split", d.split, {"even", "weighted", "adaptive"});
+  v.enumeration("mode", d.mode, {"global", "sharded"});
+  v.number("neighbour_exchange", d.neighbour_exchange, unit_open);
+  if (d.neighbour_exchange > 0 && d.mode != "sharded")
+    v.fail("neighbour_exchange", "only applies with mode: sharded");
+  if (const auto p = v.sub("priority")) {
+    priority_config pc;
+    p->number("alpha", pc.alpha, non_negative);
+    p->number("beta", pc.beta, unit_closed);
+    d.priority = pc;
+  }
+  v.only_with("synthetic", d.dataset == "synthetic", "dataset: synthetic");
+  if (const auto s = v.sub("synthetic")) {
+    s->enumeration("kind", d.synthetic_kind, {"blobs", "linear"});
+    s->integer("samples", d.synthetic_samples, at_least_one);
+  }
+}
+
+void read_optimizer(const map_view& v, optimizer_config& o) {
+  v.enumeration("kind", o.kind, {"sgd", "momentum", "adam", "adamw", "adabelief", "max-adabelief"});
+  v.number("lr", o.lr, positive);
+  v.number("momentum", o.momentum, unit_open);
+  v.boolean("nesterov", o.nesterov);
+  v.number("beta1", o.beta1, unit_open);
+  v.number("beta2", o.beta2, unit_open);
+  v.number("eps", o.eps, positive);
+  v.number("weight_decay", o.weight_decay, non_negative);
+  v.enumeration("form", o.form, {"replicated", "distributed"});
+}
+
+void read_sync(const context& cx, const map_view& v, sync_config& s) {
+  v.enumeration("mode", s.mode, {"ps", "allreduce", "local"});
+  v.only_with("ps_shards", s.mode == "ps", "sync mode: ps");
+  v.integer("ps_shards", s.ps_shards, at_least_one);
+  v.only_with("period", s.mode == "local", "sync mode: local");
+  if (v.has("period")) {
+    const auto n = v.node("period");
+    if (n.IsScalar() && n.Scalar() == "adaptive") {
+      s.period = "adaptive";
+    } else {
+      const bool number = n.IsScalar() && n.Tag() != "!" && !n.Scalar().empty() &&
+                          n.Scalar().find_first_not_of("+-0123456789") == std::string::npos;
+      if (!number)
+        cx.fail(n, v.path("period"),
+                "must be a positive integer or \"adaptive\", got " + detail::describe(n));
+      s.period = std::to_string(v.integer_of<std::int64_t>(n, v.path("period"), at_least_one));
+    }
+  }
+}
+
+fault_config read_fault(const context& cx, const YAML::Node& n, const std::string& path,
+                        const cluster_config& cluster) {
+  fault_config f;
+  const map_view v(cx, n, path);
+  v.require("step");
+  v.integer("step", f.step, non_negative);
+  v.require("action");
+  v.enumeration("action", f.action, {"kill", "hang", "slow", "delay", "drop", "partition"});
+  v.require("target");
+  v.str("target", f.target);
+  // GROUP or GROUP/INDEX: the group must exist and the device index must be within its count.
+  const auto slash = f.target.find('/');
+  const std::string group = f.target.substr(0, slash);
+  const auto g = std::find_if(cluster.groups.begin(), cluster.groups.end(),
+                              [&](const group_config& c) { return c.name == group; });
+  if (g == cluster.groups.end())
+    v.fail("target", "group '" + group + "' is not defined in cluster.groups (defined: " +
+                         join(group_names(cluster)) + ")" +
+                         suggestion(group, group_names(cluster)));
+  if (slash != std::string::npos) {
+    const std::string idx = f.target.substr(slash + 1);
+    const bool ok = !idx.empty() && idx.find_first_not_of("0123456789") == std::string::npos &&
+                    idx.size() < 9 && std::stoi(idx) < g->count;
+    if (!ok)
+      v.fail("target", "device index '" + idx + "' is not in group '" + group + "' (count " +
+                           std::to_string(g->count) + ")");
+  }
+  v.number("factor", f.factor, at_least_one);
+  v.number("seconds", f.seconds, non_negative);
+  v.integer("until_step", f.until_step, range{-1, false});
+  if (f.until_step != -1 && f.until_step < f.step)
+    v.fail("until_step", "must be -1 (no end) or >= step " + std::to_string(f.step) + ", got " +
+                             std::to_string(f.until_step));
+  return f;
+}
+
+job_config read_job(const context& cx, const YAML::Node& n, const std::string& path,
+                    const cluster_config& cluster) {
+  job_config j;
+  const map_view v(cx, n, path);
+  v.name("name", j.name);
+  v.integer("priority", j.priority, range{});
+  if (v.has("after")) j.after = cx.as_string_list(v.node("after"), v.path("after"), true);
+  if (const auto m = v.sub("model")) {
+    m->str("kind", j.model.kind);
+    // Any non-empty kind: embedding apps register their own; the runtime's registry checks it.
+    if (j.model.kind.empty()) m->fail("kind", "must not be empty");
+    if (m->has("hidden")) {
+      const auto h = m->node("hidden");
+      cx.check_seq(h, m->path("hidden"));
+      j.model.hidden.clear();
+      for (std::size_t i = 0; i < h.size(); ++i)
+        j.model.hidden.push_back(
+            m->integer_of<std::size_t>(h[i], index_path(m->path("hidden"), i), at_least_one));
+    }
+  }
+  if (const auto d = v.sub("data")) {
+    read_data(*d, j.data);
+  } else {
+    j.data.path = default_fashion_mnist_path;
+  }
+  if (const auto o = v.sub("optimizer")) read_optimizer(*o, j.optimizer);
+  v.integer("batch", j.batch, positive);
+  v.integer("epochs", j.epochs, at_least_one);
+  v.integer("max_steps", j.max_steps, at_least_one);
+  v.number("max_seconds", j.max_seconds, positive);
+  if (const auto s = v.sub("sync")) read_sync(cx, *s, j.sync);
+
+  if (v.has("resources")) {
+    // Either `resources: [a, b]` or `resources: {groups: [a, b]}`; the map form leaves room for
+    // future demands (device counts, memory) without breaking the list form.
+    YAML::Node list = v.node("resources");
+    std::string lpath = v.path("resources");
+    if (list.IsMap()) {
+      const map_view r(cx, list, lpath);
+      r.require("groups");
+      list = r.node("groups");
+      lpath = r.path("groups");
+    }
+    j.resources = cx.as_string_list(list, lpath, true);
+    const auto defined = group_names(cluster);
+    for (std::size_t i = 0; i < j.resources.size(); ++i) {
+      const auto& g = j.resources[i];
+      const auto at = list.IsSequence() ? list[i] : list;
+      const auto p = list.IsSequence() ? index_path(lpath, i) : lpath;
+      if (std::find(defined.begin(), defined.end(), g) == defined.end())
+        cx.fail(at, p,
+                "group '" + g + "' is not defined in cluster.groups (defined: " + join(defined) +
+                    ")" + suggestion(g, defined));
+      if (std::find(j.resources.begin(), j.resources.begin() + i, g) != j.resources.begin() + i)
+        cx.fail(at, p, "group '" + g + "' is listed twice");
+    }
+  }
+  v.enumeration("placement", j.placement, {"uniform", "resource-state"});
+  v.integer("seed", j.seed, non_negative);
+  v.boolean("deterministic", j.deterministic);
+  v.number("share", j.share, positive);
+  if (const auto c = v.sub("checkpoint")) {
+    c->str("dir", j.checkpoint.dir);
+    c->integer("every_steps", j.checkpoint.every_steps, non_negative);
+    c->number("every_seconds", j.checkpoint.every_seconds, non_negative);
+    if ((j.checkpoint.every_steps > 0 || j.checkpoint.every_seconds > 0) &&
+        j.checkpoint.dir.empty())
+      c->fail("dir", "required when every_steps or every_seconds is set");
+  }
+  if (v.has("faults")) {
+    const auto fs = v.node("faults");
+    cx.check_seq(fs, v.path("faults"));
+    for (std::size_t i = 0; i < fs.size(); ++i)
+      j.faults.push_back(read_fault(cx, fs[i], index_path(v.path("faults"), i), cluster));
+  }
+  if (const auto s = v.sub("supervision")) {
+    for (const auto& kv : s->self()) {
+      const std::string cls = kv.first.Scalar();
+      j.supervision[cls] = cx.as_enum(kv.second, s->path(cls), {"restart", "migrate", "fail-job"});
+    }
+  }
+  return j;
+}
+
+// `after:` edges: every name must be a job, and the graph must be acyclic (a job in a cycle would
+// wait forever). The message spells the cycle out: a -> b -> a.
+void check_dependencies(const context& cx, const std::vector<job_config>& jobs,
+                        const YAML::Node& jobs_node) {
+  std::vector<std::string> names;
+  for (const auto& j : jobs) names.push_back(j.name);
+  const auto after_at = [&](std::size_t i, std::size_t k) {
+    const YAML::Node a = jobs_node[i]["after"];
+    return a.IsSequence() ? std::pair{a[k], index_path(index_path("jobs", i) + ".after", k)}
+                          : std::pair{a, index_path("jobs", i) + ".after"};
+  };
+  std::vector<std::vector<std::size_t>> edges(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    for (std::size_t k = 0; k < jobs[i].after.size(); ++k) {
+      const auto& dep = jobs[i].after[k];
+      const auto it = std::find(names.begin(), names.end(), dep);
+      if (it == names.end()) {
+        const auto [n, p] = after_at(i, k);
+        cx.fail(n, p,
+                "job '" + dep + "' is not defined in jobs (defined: " + join(names) + ")" +
+                    suggestion(dep, names));
+      }
+      edges[i].push_back(static_cast<std::size_t>(it - names.begin()));
+    }
+  enum class mark { fresh, open, done };
+  std::vector<mark> state(jobs.size(), mark::fresh);
+  // The DFS path: each job on it and the index of the `after` entry followed out of it.
+  std::vector<std::pair<std::size_t, std::size_t>> stack;
+  // Job lists are short, so recursion depth is no concern.
+  std::function<void(std::size_t)> visit = [&](std::size_t i) {
+    state[i] = mark::open;
+    stack.push_back({i, 0});
+    for (std::size_t k = 0; k < edges[i].size(); ++k) {
+      stack.back().second = k;
+      const auto to = edges[i][k];
+      if (state[to] == mark::open) {
+        const auto from =
+            std::find_if(stack.begin(), stack.end(), [&](const auto& e) { return e.first == to; });
+        std::string cycle;
+        for (auto s = from; s != stack.end(); ++s) cycle += jobs[s->first].name + " -> ";
+        cycle += jobs[to].name;
+        // Blame the entry that leaves the cycle's first job: the message then reads from the
+        // job the user looks at first (`a -> b -> a` at a's after).
+        const auto [n, p] = after_at(from->first, from->second);
+        cx.fail(n, p, "dependency cycle: " + cycle);
+      }
+      if (state[to] == mark::fresh) visit(to);
+    }
+    stack.pop_back();
+    state[i] = mark::done;
+  };
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    if (state[i] == mark::fresh) visit(i);
+}
+
+// Last, after the structure is known good: a typo in a key is a better first message than the
+// missing dataset it causes.
+void check_dataset(const context& cx, const job_config& j, const YAML::Node& job_node,
+                   const std::string& path) {
+  namespace fs = std::filesystem;
+  const auto& d = j.data;
+  if (d.dataset == "synthetic") return;
+  const YAML::Node data = job_node["data"];
+  const YAML::Node at = data.IsDefined() && data["path"].IsDefined() ? data["path"]
+                        : data.IsDefined()                           ? data
+                                                                     : job_node;
+  const auto p = path + ".data.path";
+  const std::string whose = data.IsDefined() && data["path"].IsDefined()
+                                ? ""
+                                : " (the default for dataset " + d.dataset + ")";
+  std::error_code ec;
+  if (d.dataset == "csv") {
+    if (!fs::is_regular_file(d.path, ec)) cx.fail(at, p, "dataset file not found: " + d.path);
+    return;
+  }
+  if (!fs::is_directory(d.path, ec))
+    cx.fail(at, p, "dataset directory not found: " + d.path + whose);
+  for (const auto& f : idx_file_names()) {
+    const auto file = fs::path(d.path) / f;
+    if (!fs::is_regular_file(file, ec) && !fs::is_regular_file(file.string() + ".gz", ec))
+      cx.fail(at, p, "dataset file not found: " + file.string() + " (or .gz)" + whose);
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& idx_file_names() {
+  static const std::vector<std::string> names = {
+      "train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+      "t10k-labels-idx1-ubyte"};
+  return names;
+}
+
+run_config parse_config(const std::string& yaml_text, const std::string& source_name,
+                        const std::vector<std::string>& sets) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    throw input_error(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
+  }
+  context cx(source_name);
+  if (root.IsNull()) {
+    // An empty file may still be completed by --set; without any, say what is missing.
+    if (sets.empty())
+      throw input_error(source_name +
+                        ":1: (top level): the config is empty; it needs cluster and jobs");
+    root = YAML::Node(YAML::NodeType::Map);
+  }
+  for (const auto& s : sets) {
+    // Sets into a non-map root would be meaningless; check_map below names the real problem.
+    if (!root.IsMap()) break;
+    cx.add_set(detail::apply_set(root, source_name, s), s);
+  }
+
+  run_config rc;
+  rc.source = source_name;
+  const map_view top(cx, root, "");
+  rc.cluster = read_cluster(cx, top);
+  top.require("jobs");
+  const YAML::Node jobs = top.node("jobs");
+  cx.check_seq(jobs, "jobs");
+  if (jobs.size() == 0) top.fail("jobs", "must define at least one job");
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto p = index_path("jobs", i);
+    auto j = read_job(cx, jobs[i], p, rc.cluster);
+    for (std::size_t k = 0; k < rc.jobs.size(); ++k)
+      if (rc.jobs[k].name == j.name)
+        cx.fail(jobs[i]["name"], p + ".name",
+                "job name '" + j.name + "' is already used by " + index_path("jobs", k));
+    rc.jobs.push_back(std::move(j));
+  }
+  check_dependencies(cx, rc.jobs, jobs);
+  for (std::size_t i = 0; i < rc.jobs.size(); ++i)
+    check_dataset(cx, rc.jobs[i], jobs[i], index_path("jobs", i));
+  return rc;
+}
+
+run_config load_config(const std::string& path, const std::vector<std::string>& sets) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path + ": cannot open config file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw input_error(path + ": cannot read config file");
+  return parse_config(text.str(), path, sets);
+}
+
+}  // namespace troupe::config

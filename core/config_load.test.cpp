@@ -1,0 +1,480 @@
+#include "core/config_load.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+
+using namespace troupe::config;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A small valid config; cases below append lines from line 14 on, so their line numbers are known.
+const std::string base = R"(cluster:
+  groups:
+    - name: cpu
+      device: cpu
+      count: 2
+    - name: slow
+      device: sim
+      slowdown: 3
+jobs:
+  - name: a
+    data:
+      dataset: synthetic
+    batch: 32
+)";
+
+// The base with `lines` added to jobs[0].data, from line 13 on.
+std::string data_with(const std::string& lines) {
+  std::string s = base;
+  s.insert(s.find("    batch: 32"), lines);
+  return s;
+}
+
+// The input_error message of parsing `yaml` as "bad.yaml"; fails the test when it parses.
+std::string error_of(const std::string& yaml, const std::vector<std::string>& sets = {}) {
+  try {
+    parse_config(yaml, "bad.yaml", sets);
+  } catch (const troupe::input_error& e) {
+    return e.what();
+  }
+  FAIL("expected an input_error for:\n" << yaml);
+  return {};
+}
+
+// File, line and key path, then the explanation.
+void expect(const std::string& msg, const std::string& where, const std::string& what) {
+  CHECK_MESSAGE(msg.rfind("bad.yaml:" + where, 0) == 0, msg);
+  CHECK_MESSAGE(msg.find(what) != std::string::npos, msg);
+}
+
+}  // namespace
+
+TEST_CASE("the base config parses and fills defaults") {
+  const auto rc = parse_config(base, "good.yaml");
+  CHECK(rc.source == "good.yaml");
+  REQUIRE(rc.cluster.groups.size() == 2);
+  CHECK(rc.cluster.groups[0].count == 2);
+  CHECK(rc.cluster.groups[0].threads == 1);
+  CHECK_FALSE(rc.cluster.groups[0].weight.has_value());
+  CHECK(rc.cluster.groups[1].device == "sim");
+  CHECK(rc.cluster.groups[1].base == "cpu");
+  CHECK(rc.cluster.groups[1].slowdown == 3.0);
+  CHECK(rc.cluster.shares == "fixed");
+  REQUIRE(rc.jobs.size() == 1);
+  const auto& j = rc.jobs[0];
+  CHECK(j.batch == 32);
+  CHECK(j.epochs == 1);
+  CHECK(j.model.kind == "mlp");
+  CHECK(j.optimizer.kind == "adam");
+  CHECK(j.optimizer.lr == doctest::Approx(1e-3));
+  CHECK(j.sync.mode == "ps");
+  CHECK(j.sync.ps_shards == 1);
+  CHECK(j.data.split == "weighted");
+  CHECK(j.resources.empty());
+  CHECK_FALSE(j.max_steps.has_value());
+}
+
+TEST_CASE("every key of the schema is read into its field") {
+  const auto rc = parse_config(base + R"(    priority: 3
+    model: {kind: cnn, hidden: [8, 16, 64]}
+    optimizer: {kind: max-adabelief, lr: 0.01, beta1: 0.8, beta2: 0.99, eps: 1.0e-6,
+                weight_decay: 0.01, form: distributed}
+    epochs: 4
+    max_steps: 100
+    max_seconds: 2.5
+    sync: {mode: local, period: adaptive}
+    resources: [slow]
+    placement: resource-state
+    seed: 9
+    deterministic: yes
+    share: 2
+    checkpoint: {dir: /tmp/ck, every_steps: 10}
+    faults:
+      - {step: 5, action: slow, target: cpu/1, factor: 4, until_step: 9}
+    supervision: {crash: migrate, hang: fail-job}
+  - name: b
+    after: [a]
+    data:
+      dataset: synthetic
+      synthetic: {kind: linear, samples: 500}
+      mode: sharded
+      neighbour_exchange: 0.25
+      priority: {alpha: 0.6, beta: 0.4}
+      preprocess: standardize
+)",
+                               "good.yaml");
+  REQUIRE(rc.jobs.size() == 2);
+  const auto& a = rc.jobs[0];
+  CHECK(a.priority == 3);
+  CHECK(a.model.kind == "cnn");
+  CHECK(a.model.hidden == std::vector<std::size_t>{8, 16, 64});
+  CHECK(a.optimizer.kind == "max-adabelief");
+  CHECK(a.optimizer.beta2 == doctest::Approx(0.99));
+  CHECK(a.optimizer.form == "distributed");
+  CHECK(a.max_steps == 100);
+  CHECK(a.max_seconds == doctest::Approx(2.5));
+  CHECK(a.sync.period == "adaptive");
+  CHECK(a.resources == std::vector<std::string>{"slow"});
+  CHECK(a.placement == "resource-state");
+  CHECK(a.seed == 9);
+  CHECK(a.deterministic);
+  CHECK(a.share == 2.0);
+  CHECK(a.checkpoint.every_steps == 10);
+  REQUIRE(a.faults.size() == 1);
+  CHECK(a.faults[0].target == "cpu/1");
+  CHECK(a.faults[0].until_step == 9);
+  CHECK(a.supervision.at("crash") == "migrate");
+  const auto& b = rc.jobs[1];
+  CHECK(b.after == std::vector<std::string>{"a"});
+  CHECK(b.data.synthetic_kind == "linear");
+  CHECK(b.data.synthetic_samples == 500);
+  CHECK(b.data.neighbour_exchange == doctest::Approx(0.25));
+  REQUIRE(b.data.priority.has_value());
+  CHECK(b.data.priority->alpha == doctest::Approx(0.6));
+  CHECK(b.data.preprocess == std::vector<std::string>{"standardize"});
+}
+
+TEST_CASE("every example config in config/ loads and validates") {
+  int seen = 0;
+  for (const auto& e : fs::directory_iterator("config")) {
+    if (e.path().extension() != ".yaml") continue;
+    ++seen;
+    CAPTURE(e.path().string());
+    try {
+      const auto rc = load_config(e.path().string());
+      CHECK_FALSE(rc.jobs.empty());
+    } catch (const troupe::input_error& err) {
+      FAIL(err.what());
+    }
+  }
+  CHECK(seen >= 3);
+  const auto demo = load_config("config/fashion_mlp.yaml");
+  CHECK(demo.jobs[0].model.hidden == std::vector<std::size_t>{256, 128});
+  CHECK(demo.jobs[0].data.split == "weighted");
+  CHECK(demo.cluster.groups.size() == 2);
+}
+
+TEST_CASE("unknown keys are rejected at every level, with the closest known key") {
+  SUBCASE("top level") {
+    expect(error_of(base + "job: []\n"), "14: job:", "did you mean 'jobs'");
+  }
+  SUBCASE("cluster") {
+    expect(error_of("cluster:\n  grups: []\n" + base.substr(base.find("jobs:"))),
+           "2: cluster.grups:", "did you mean 'groups'");
+  }
+  SUBCASE("group") {
+    std::string s = base;
+    s.insert(s.find("      count: 2"), "      treads: 2\n");
+    expect(error_of(s), "5: cluster.groups[0].treads:", "did you mean 'threads'");
+  }
+  SUBCASE("job") {
+    expect(error_of(base + "    epoch: 3\n"), "14: jobs[0].epoch:", "'epochs'");
+  }
+  SUBCASE("nested map") {
+    expect(error_of(base + "    optimizer:\n      kind: adam\n      learning_rate: 0.1\n"),
+           "16: jobs[0].optimizer.learning_rate:", "unknown key");
+  }
+  SUBCASE("fault entry") {
+    expect(error_of(base + "    faults:\n      - {step: 1, action: kill, target: cpu, when: 3}\n"),
+           "15: jobs[0].faults[0].when:", "unknown key");
+  }
+  SUBCASE("no close key lists the known ones") {
+    expect(error_of(base + "    zzzzzzzz: 1\n"), "14: jobs[0].zzzzzzzz:", "known keys: name,");
+  }
+  SUBCASE("a key given twice") {
+    expect(error_of(base + "    batch: 64\n"), "14: jobs[0].batch:", "given twice");
+  }
+}
+
+TEST_CASE("wrong types name the expected type") {
+  SUBCASE("string for an integer") {
+    expect(error_of(base + "    epochs: five\n"),
+           "14: jobs[0].epochs:", "expected an integer, got \"five\"");
+  }
+  SUBCASE("quoted number for an integer") {
+    expect(error_of(base + "    epochs: \"5\"\n"), "14: jobs[0].epochs:", "expected an integer");
+  }
+  SUBCASE("fraction for an integer") {
+    expect(error_of(base + "    epochs: 1.5\n"), "14: jobs[0].epochs:", "expected an integer");
+  }
+  SUBCASE("string for a number") {
+    expect(error_of(base + "    optimizer: {lr: fast}\n"),
+           "14: jobs[0].optimizer.lr:", "expected a number");
+  }
+  SUBCASE("list for a string") {
+    expect(error_of(base + "    placement: [uniform]\n"),
+           "14: jobs[0].placement:", "expected a string, got a list");
+  }
+  SUBCASE("not a boolean") {
+    expect(error_of(base + "    deterministic: maybe\n"),
+           "14: jobs[0].deterministic:", "expected true or false");
+  }
+  SUBCASE("map for a list") {
+    expect(error_of(base + "    faults: {step: 1}\n"), "14: jobs[0].faults:", "expected a list");
+  }
+  SUBCASE("jobs not a list") {
+    std::string s = base.substr(0, base.find("jobs:")) + "jobs: 3\n";
+    expect(error_of(s), "9: jobs:", "expected a list");
+  }
+}
+
+TEST_CASE("missing required keys") {
+  SUBCASE("jobs") {
+    expect(error_of(base.substr(0, base.find("jobs:"))), "1: jobs:", "required key is missing");
+  }
+  SUBCASE("empty jobs") {
+    expect(error_of(base.substr(0, base.find("jobs:")) + "jobs: []\n"),
+           "9: jobs:", "at least one job");
+  }
+  SUBCASE("cluster.groups") {
+    expect(error_of("cluster:\n  shares: fixed\n" + base.substr(base.find("jobs:"))),
+           "2: cluster.groups:", "required key is missing");
+  }
+  SUBCASE("cluster") {
+    expect(error_of(base.substr(base.find("jobs:"))), "1: cluster:", "required key is missing");
+  }
+  SUBCASE("job name") {
+    expect(error_of(base + "  - batch: 8\n    data: {dataset: synthetic}\n"),
+           "14: jobs[1].name:", "required key is missing");
+  }
+  SUBCASE("group name") {
+    std::string s = base;
+    s.replace(s.find("- name: slow"), 12, "- slowdown: 2");
+    s.erase(s.find("      slowdown: 3\n"), 18);
+    expect(error_of(s), "6: cluster.groups[1].name:", "required key is missing");
+  }
+  SUBCASE("fault action") {
+    expect(error_of(base + "    faults:\n      - {step: 1, target: cpu}\n"),
+           "15: jobs[0].faults[0].action:", "required key is missing");
+  }
+  SUBCASE("empty file") {
+    expect(error_of(""), "1: (top level):", "the config is empty");
+  }
+}
+
+TEST_CASE("a missing dataset names the path") {
+  std::string s = base;
+  SUBCASE("fashion-mnist directory absent") {
+    s.replace(s.find("dataset: synthetic"), 18,
+              "dataset: fashion-mnist\n      path: /nonexistent/fmnist");
+    expect(error_of(s), "13: jobs[0].data.path:", "not found: /nonexistent/fmnist");
+  }
+  SUBCASE("idx directory missing one of the four files") {
+    const auto dir = fs::temp_directory_path() / "troupe_config_test_idx";
+    fs::create_directories(dir);
+    for (const auto& f : idx_file_names())
+      if (f != "t10k-labels-idx1-ubyte") std::ofstream(dir / (f + ".gz")) << "x";
+    fs::remove(dir / "t10k-labels-idx1-ubyte.gz");
+    s.replace(s.find("dataset: synthetic"), 18, "dataset: idx\n      path: " + dir.string());
+    expect(error_of(s), "13: jobs[0].data.path:", "t10k-labels-idx1-ubyte");
+    std::ofstream(dir / "t10k-labels-idx1-ubyte") << "x";
+    CHECK(parse_config(s, "good.yaml").jobs[0].data.path == dir.string());
+    fs::remove_all(dir);
+  }
+  SUBCASE("csv file absent") {
+    s.replace(s.find("dataset: synthetic"), 18, "dataset: csv\n      path: no/such.csv");
+    expect(error_of(s), "13: jobs[0].data.path:", "no/such.csv");
+  }
+  SUBCASE("idx without a path") {
+    s.replace(s.find("dataset: synthetic"), 18, "dataset: idx");
+    expect(error_of(s), "12: jobs[0].data.path:", "required for dataset: idx");
+  }
+  SUBCASE("the default fashion-mnist path is filled in") {
+    s.replace(s.find("dataset: synthetic"), 18, "dataset: fashion-mnist");
+    if (fs::is_directory(default_fashion_mnist_path)) {
+      CHECK(parse_config(s, "good.yaml").jobs[0].data.path == default_fashion_mnist_path);
+    } else {
+      expect(error_of(s), "11: jobs[0].data.path:", default_fashion_mnist_path);
+    }
+  }
+}
+
+TEST_CASE("resources must name defined groups") {
+  expect(error_of(base + "    resources: [cpu, gpu]\n"),
+         "14: jobs[0].resources[1]:", "group 'gpu' is not defined in cluster.groups");
+  expect(error_of(base + "    resources:\n      groups: [slwo]\n"),
+         "15: jobs[0].resources.groups[0]:", "did you mean 'slow'");
+  expect(error_of(base + "    resources: [cpu, cpu]\n"), "14: jobs[0].resources[1]:", "twice");
+  expect(error_of(base + "    faults: [{step: 1, action: kill, target: gpu/0}]\n"),
+         "14: jobs[0].faults[0].target:", "not defined");
+  expect(error_of(base + "    faults: [{step: 1, action: kill, target: cpu/2}]\n"),
+         "14: jobs[0].faults[0].target:", "count 2");
+}
+
+TEST_CASE("batch must be positive") {
+  std::string s = base;
+  s.replace(s.find("batch: 32"), 9, "batch: -5");
+  expect(error_of(s), "13: jobs[0].batch:", "must be positive, got -5");
+  s.replace(s.find("batch: -5"), 9, "batch: 0");
+  expect(error_of(s), "13: jobs[0].batch:", "must be positive, got 0");
+}
+
+TEST_CASE("dependencies: unknown jobs and cycles") {
+  const std::string two = base + "    after: b\n  - name: b\n    data: {dataset: synthetic}\n";
+  SUBCASE("a cycle is spelled out") {
+    expect(error_of(two + "    after: [a]\n"), "14: jobs[0].after:", "cycle: a -> b -> a");
+  }
+  SUBCASE("a job after itself") {
+    expect(error_of(base + "    after: [a]\n"), "14: jobs[0].after[0]:", "cycle: a -> a");
+  }
+  SUBCASE("three jobs") {
+    const auto msg = error_of(two + "    after: c\n  - name: c\n    data: {dataset: synthetic}\n" +
+                              "    after: [a]\n");
+    expect(msg, "14: jobs[0].after:", "cycle: a -> b -> c -> a");
+  }
+  SUBCASE("unknown job") {
+    expect(error_of(base + "    after: [z]\n"),
+           "14: jobs[0].after[0]:", "job 'z' is not defined in jobs");
+  }
+  SUBCASE("acyclic chain is fine") {
+    CHECK(parse_config(two, "good.yaml").jobs[0].after == std::vector<std::string>{"b"});
+  }
+}
+
+TEST_CASE("duplicate names") {
+  expect(error_of(base + "  - name: a\n    data: {dataset: synthetic}\n"),
+         "14: jobs[1].name:", "already used by jobs[0]");
+  std::string s = base;
+  s.replace(s.find("name: slow"), 10, "name: cpu");
+  expect(error_of(s), "6: cluster.groups[1].name:", "already used by cluster.groups[0]");
+  expect(error_of(base + "  - name: a/b\n"), "14: jobs[1].name:", "non-empty name");
+}
+
+TEST_CASE("enum values out of range") {
+  const auto group_device = [] {
+    std::string s = base;
+    s.replace(s.find("device: cpu"), 11, "device: gpu");
+    return s;
+  }();
+  expect(error_of(group_device), "4: cluster.groups[0].device:", "must be one of cpu, sim, cuda");
+  const auto add = [](const std::string& lines) { return error_of(base + lines); };
+  expect(error_of(data_with("      split: uneven\n")), "13: jobs[0].data.split:", "even, weighted");
+  expect(error_of(data_with("      mode: local\n")), "13: jobs[0].data.mode:", "global, sharded");
+  expect(add("    sync: {mode: ring}\n"), "14: jobs[0].sync.mode:", "ps, allreduce, local");
+  expect(add("    optimizer: {kind: adm}\n"), "14: jobs[0].optimizer.kind:", "'adam'");
+  expect(add("    optimizer: {form: sharded}\n"), "14: jobs[0].optimizer.form:", "replicated");
+  expect(add("    placement: random\n"), "14: jobs[0].placement:", "resource-state");
+  expect(add("    supervision: {crash: reboot}\n"), "14: jobs[0].supervision.crash:", "fail-job");
+  expect(add("    supervision: {fire: restart}\n"), "14: jobs[0].supervision.fire:", "unknown");
+  expect(add("  - name: b\n    data: {dataset: imagenet}\n"),
+         "15: jobs[1].data.dataset:", "fashion-mnist");
+  expect(add("    faults: [{step: 1, action: explode, target: cpu}]\n"),
+         "14: jobs[0].faults[0].action:", "kill");
+  expect(error_of("cluster:\n  shares: fair\n" + base.substr(base.find("  groups:"))),
+         "2: cluster.shares:", "fixed, adaptive");
+}
+
+TEST_CASE("numeric ranges") {
+  const auto group = [](const std::string& from, const std::string& to) {
+    std::string s = base;
+    s.replace(s.find(from), from.size(), to);
+    return error_of(s);
+  };
+  expect(group("slowdown: 3", "slowdown: 0.5"), "8: cluster.groups[1].slowdown:", ">= 1");
+  expect(group("count: 2", "count: 0"), "5: cluster.groups[0].count:", ">= 1, got 0");
+  expect(group("count: 2", "threads: -1"), "5: cluster.groups[0].threads:", ">= 1");
+  expect(group("count: 2", "weight: 0"), "5: cluster.groups[0].weight:", "positive");
+  expect(group("count: 2", "slowdown: 2"), "5: cluster.groups[0].slowdown:", "device: sim");
+  const auto add = [](const std::string& lines) { return error_of(base + lines); };
+  expect(add("    optimizer: {lr: 0}\n"), "14: jobs[0].optimizer.lr:", "positive, got 0");
+  expect(add("    optimizer: {beta1: 1}\n"), "14: jobs[0].optimizer.beta1:", "in [0, 1)");
+  expect(add("    optimizer: {beta2: -0.1}\n"), "14: jobs[0].optimizer.beta2:", "in [0, 1)");
+  expect(add("    sync: {ps_shards: 0}\n"), "14: jobs[0].sync.ps_shards:", ">= 1");
+  expect(error_of(data_with("      mode: sharded\n      neighbour_exchange: 1\n")),
+         "14: jobs[0].data.neighbour_exchange:", "in [0, 1)");
+  expect(error_of(data_with("      neighbour_exchange: 0.1\n")),
+         "13: jobs[0].data.neighbour_exchange:", "mode: sharded");
+  expect(error_of(data_with("      priority: {alpha: 1, beta: 2}\n")),
+         "13: jobs[0].data.priority.beta:", "in [0, 1]");
+  expect(error_of(data_with("      synthetic: {samples: 0}\n")),
+         "13: jobs[0].data.synthetic.samples:", ">= 1");
+  expect(error_of(data_with("      path: /x\n")),
+         "13: jobs[0].data.path:", "dataset: fashion-mnist");
+  expect(add("    epochs: 0\n"), "14: jobs[0].epochs:", ">= 1");
+  expect(add("    max_seconds: -1\n"), "14: jobs[0].max_seconds:", "positive");
+  expect(add("    checkpoint: {every_steps: 5}\n"), "14: jobs[0].checkpoint.dir:", "required");
+}
+
+TEST_CASE("sync.period is a positive integer or adaptive") {
+  const auto with = [](const std::string& p) {
+    return base + "    sync: {mode: local, period: " + p + "}\n";
+  };
+  CHECK(parse_config(with("4"), "good.yaml").jobs[0].sync.period == "4");
+  CHECK(parse_config(with("adaptive"), "good.yaml").jobs[0].sync.period == "adaptive");
+  expect(error_of(with("0")), "14: jobs[0].sync.period:", ">= 1, got 0");
+  expect(error_of(with("often")), "14: jobs[0].sync.period:", "positive integer or \"adaptive\"");
+  expect(error_of(with("2.5")), "14: jobs[0].sync.period:", "positive integer");
+  expect(error_of(base + "    sync: {period: 4}\n"), "14: jobs[0].sync.period:", "mode: local");
+}
+
+TEST_CASE("--set overrides apply before validation") {
+  SUBCASE("existing keys, list indices and YAML values") {
+    const auto rc = parse_config(base, "good.yaml",
+                                 {"jobs.0.epochs=3", "cluster.groups.1.slowdown=4",
+                                  "jobs.0.model.hidden=[64, 32]", "jobs.0.optimizer.kind=sgd"});
+    CHECK(rc.jobs[0].epochs == 3);
+    CHECK(rc.cluster.groups[1].slowdown == 4.0);
+    CHECK(rc.jobs[0].model.hidden == std::vector<std::size_t>{64, 32});
+    CHECK(rc.jobs[0].optimizer.kind == "sgd");
+  }
+  SUBCASE("a later set wins; index == length appends") {
+    const auto rc = parse_config(base, "good.yaml",
+                                 {"jobs.0.batch=8", "jobs.0.batch=16", "jobs.0.faults.0.step=2",
+                                  "jobs.0.faults.0.action=kill", "jobs.0.faults.0.target=slow"});
+    CHECK(rc.jobs[0].batch == 16);
+    REQUIRE(rc.jobs[0].faults.size() == 1);
+    CHECK(rc.jobs[0].faults[0].action == "kill");
+  }
+  SUBCASE("an invalid value names the --set") {
+    const auto msg = error_of(base, {"jobs.0.batch=-5"});
+    CHECK_MESSAGE(
+        msg == "bad.yaml: --set 'jobs.0.batch=-5': jobs[0].batch: must be positive, got -5", msg);
+  }
+  SUBCASE("a key the schema does not know") {
+    const auto msg = error_of(base, {"jobs.0.optimizer.rate=0.1"});
+    CHECK_MESSAGE(msg.find("--set 'jobs.0.optimizer.rate=0.1'") != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("unknown key 'rate' in jobs[0].optimizer") != std::string::npos, msg);
+  }
+  SUBCASE("an index out of range") {
+    const auto msg = error_of(base, {"jobs.5.epochs=1"});
+    CHECK_MESSAGE(msg.find("--set 'jobs.5.epochs=1': jobs: index 5 out of range") == 10, msg);
+  }
+  SUBCASE("a key under a scalar, or a missing =") {
+    CHECK(error_of(base, {"jobs.0.batch.size=1"}).find("not a map") != std::string::npos);
+    CHECK(error_of(base, {"jobs.0.batch"}).find("expected PATH=VALUE") != std::string::npos);
+    CHECK(error_of(base, {"jobs..batch=1"}).find("empty key") != std::string::npos);
+  }
+  SUBCASE("an appended job missing its name blames the --set") {
+    const auto msg = error_of(base, {"jobs.1.batch=4"});
+    CHECK_MESSAGE(msg.find("--set 'jobs.1.batch=4': jobs[1].name: required") != std::string::npos,
+                  msg);
+  }
+  SUBCASE("a set that closes a cycle") {
+    const auto msg = error_of(base + "  - name: b\n    data: {dataset: synthetic}\n    after: a\n",
+                              {"jobs.0.after=b"});
+    CHECK_MESSAGE(msg.find("--set 'jobs.0.after=b'") != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("cycle: a -> b -> a") != std::string::npos, msg);
+  }
+}
+
+TEST_CASE("file-level errors") {
+  const auto msg = [](auto f) {
+    try {
+      f();
+    } catch (const troupe::input_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(msg([] {
+          load_config("config/no_such_file.yaml");
+        }).find("config/no_such_file.yaml: cannot open") == 0);
+  const auto syntax = msg([] { parse_config("jobs: [a, b\ncluster: x\n", "bad.yaml"); });
+  CHECK_MESSAGE(syntax.rfind("bad.yaml:", 0) == 0, syntax);
+  CHECK_MESSAGE(syntax.find("not valid YAML") != std::string::npos, syntax);
+}
