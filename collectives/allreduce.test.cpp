@@ -1,0 +1,162 @@
+#include "collectives/allreduce.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include "collectives/broadcast.hpp"
+#include "collectives/hierarchical_allreduce.hpp"
+#include "collectives/inproc/inproc_link.hpp"
+#include "collectives/param_server.hpp"
+#include "collectives/testing.hpp"
+
+using namespace troupe::collectives;
+using namespace std::chrono_literals;
+using testing::pattern;
+using testing::pattern_sum;
+using testing::run_ranks;
+
+namespace {
+
+// Count of elements that differ from the exact sum.
+std::size_t wrong(const std::vector<float>& got, int size) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) bad += got[i] != pattern_sum(size, i);
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("ring allreduce sums exactly for 1 to 8 ranks and awkward sizes (inproc)") {
+  for (int size = 1; size <= 8; ++size) {
+    for (std::size_t count : {0ul, 1ul, 2ul, 7ul, 13ul, 1009ul, 10007ul}) {
+      inproc_hub hub{size};
+      std::vector<std::size_t> bad(static_cast<std::size_t>(size), 99);
+      auto errors = run_ranks(size, [&](int rank) {
+        communicator comm = hub.connect(rank);
+        std::vector<float> data(count);
+        for (std::size_t i = 0; i < count; ++i) data[i] = pattern(rank, i);
+        allreduce_options o;
+        o.comm = &comm;
+        o.job = 1;
+        o.epoch = 1;
+        o.data = data;
+        o.chunk_bytes = 256;  // many chunks per segment: exercises the pipelining
+        o.deadline = deadline_in(10s);
+        allreduce(o);
+        allreduce(o);  // a second op on the same communicator: sum of sums
+        for (auto& v : data) v /= static_cast<float>(size);
+        bad[static_cast<std::size_t>(rank)] = wrong(data, size);
+      });
+      for (int rank = 0; rank < size; ++rank) {
+        CAPTURE(size);
+        CAPTURE(count);
+        CHECK(errors[static_cast<std::size_t>(rank)] == "");
+        CHECK(bad[static_cast<std::size_t>(rank)] == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("broadcast from every root reaches every rank") {
+  const int size = 5;
+  for (int root = 0; root < size; ++root) {
+    inproc_hub hub{size};
+    std::vector<int> ok(size, 0);
+    auto errors = run_ranks(size, [&](int rank) {
+      communicator comm = hub.connect(rank);
+      std::vector<float> data(1001, rank == root ? 0.0f : -1.0f);
+      if (rank == root)
+        for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
+      broadcast_options o;
+      o.comm = &comm;
+      o.data = as_bytes(data);
+      o.root = root;
+      o.chunk_bytes = 128;
+      o.deadline = deadline_in(10s);
+      broadcast(o);
+      bool same = true;
+      for (std::size_t i = 0; i < data.size(); ++i) same &= data[i] == static_cast<float>(i);
+      ok[static_cast<std::size_t>(rank)] = same;
+    });
+    for (int rank = 0; rank < size; ++rank) {
+      CHECK(errors[static_cast<std::size_t>(rank)] == "");
+      CHECK(ok[static_cast<std::size_t>(rank)] == 1);
+    }
+  }
+}
+
+TEST_CASE("hierarchical allreduce equals the flat sum for uneven groups") {
+  const int size = 7;
+  const std::vector<int> group_of{0, 0, 0, 1, 1, 2, 0};  // groups of 4, 2 and 1 ranks
+  inproc_hub hub{size};
+  std::vector<std::size_t> bad(size, 99);
+  auto errors = run_ranks(size, [&](int rank) {
+    communicator comm = hub.connect(rank);
+    std::vector<float> data(997);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = pattern(rank, i);
+    hierarchical_allreduce_options o;
+    o.comm = &comm;
+    o.data = data;
+    o.group_of = group_of;
+    o.chunk_bytes = 512;
+    o.deadline = deadline_in(10s);
+    hierarchical_allreduce(o);
+    bad[static_cast<std::size_t>(rank)] = wrong(data, size);
+  });
+  for (int rank = 0; rank < size; ++rank) {
+    CHECK(errors[static_cast<std::size_t>(rank)] == "");
+    CHECK(bad[static_cast<std::size_t>(rank)] == 0);
+  }
+}
+
+TEST_CASE("parameter server: workers push gradients, servers apply SGD, workers pull") {
+  // Ranks 0-1 are servers, 2-4 workers; 1001 parameters (odd shards).
+  const int size = 5;
+  ps_layout layout{1001, {0, 1}, {2, 3, 4}};
+  inproc_hub hub{size};
+  std::vector<std::vector<float>> pulled(size);
+  auto errors = run_ranks(size, [&](int rank) {
+    communicator comm = hub.connect(rank);
+    std::vector<float> shard(rank < 2 ? layout.shard_length(static_cast<std::size_t>(rank)) : 0,
+                             1.0f);
+    for (int step = 0; step < 3; ++step) {
+      if (rank < 2) {
+        ps_serve_options o;
+        o.comm = &comm;
+        o.layout = layout;
+        o.shard = shard;
+        o.deadline = deadline_in(10s);
+        o.chunk_bytes = 256;
+        o.apply = [](troupe::span<float> s, troupe::span<const float> g) {
+          for (std::size_t i = 0; i < s.size(); ++i) s[i] -= 0.5f * g[i];
+        };
+        ps_serve(o);
+      } else {
+        std::vector<float> gradient(layout.count);
+        for (std::size_t i = 0; i < gradient.size(); ++i)
+          gradient[i] = static_cast<float>(rank) * static_cast<float>(i % 3);
+        ps_push_options push;
+        push.comm = &comm;
+        push.layout = layout;
+        push.gradient = gradient;
+        push.deadline = deadline_in(10s);
+        push.chunk_bytes = 256;
+        ps_push(push);
+        ps_pull_options pull;
+        static_cast<op_options&>(pull) = push;
+        pull.layout = layout;
+        pulled[static_cast<std::size_t>(rank)].assign(layout.count, 0.0f);
+        pull.params = pulled[static_cast<std::size_t>(rank)];
+        ps_pull(pull);
+      }
+    }
+  });
+  for (int rank = 0; rank < size; ++rank) CHECK(errors[static_cast<std::size_t>(rank)] == "");
+  // After 3 steps: 1 - 3 * 0.5 * (2 + 3 + 4) * (i % 3).
+  std::size_t bad = 0;
+  for (int w = 2; w < size; ++w)
+    for (std::size_t i = 0; i < layout.count; ++i)
+      bad += pulled[static_cast<std::size_t>(w)][i] != 1.0f - 13.5f * static_cast<float>(i % 3);
+  CHECK(bad == 0);
+}

@@ -1,0 +1,52 @@
+#pragma once
+// A communicator is this rank's view of a group: its rank, the group size and one peer_link per
+// connected peer. Operations take their op id from it in call order, so every member must call
+// the same collectives in the same order (as with MPI and gloo). A sub-communicator (a level of
+// the hierarchy) shares the parent's links but numbers ranks inside the subset.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "collectives/peer_link.hpp"
+
+namespace troupe::collectives {
+
+class communicator {
+ public:
+  communicator() = default;
+  communicator(int rank, int size, std::vector<std::shared_ptr<peer_link>> links);
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // The link to `peer` (a rank of this communicator); throws input_error when not connected.
+  peer_link& link(int peer) const;
+  bool connected(int peer) const;
+
+  // The id of the next operation; advanced by every collective whether it succeeds or not, so
+  // members stay in step after an abort.
+  std::uint32_t next_op() { return next_op_++; }
+
+  // The members `ranks` (ranks of this communicator, this rank among them) as a communicator of
+  // their own, sharing this communicator's links.
+  communicator subset(const std::vector<int>& ranks) const;
+
+  // Closes every link, so that peers still waiting on us fail at once.
+  void close();
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+  std::vector<std::shared_ptr<peer_link>> links_;  // by rank; null for self and unconnected
+  std::uint32_t next_op_ = 0;
+};
+
+// Ring neighbours, used by every ring algorithm.
+inline int right_of(int rank, int size) {
+  return (rank + 1) % size;
+}
+inline int left_of(int rank, int size) {
+  return (rank + size - 1) % size;
+}
+
+}  // namespace troupe::collectives

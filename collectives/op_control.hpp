@@ -1,0 +1,73 @@
+#pragma once
+// Deadlines and aborts for one collective operation. Transports wait in short slices and check
+// the op_context between slices, so an abort from another thread or a passed deadline ends any
+// wait within one slice (a few milliseconds), and nothing waits forever.
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "collectives/errors.hpp"
+#include "core/clock.hpp"
+
+namespace troupe::collectives {
+
+// Set from any thread (a job that bumps its epoch) to stop the operations that hold it.
+// This class is thread-safe.
+class abort_signal {
+ public:
+  void abort(std::string reason) {
+    {
+      std::lock_guard<std::mutex> guard{mutex_};
+      if (aborted_.load()) return;
+      reason_ = std::move(reason);
+    }
+    aborted_.store(true, std::memory_order_release);
+  }
+  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  std::string reason() const {
+    std::lock_guard<std::mutex> guard{mutex_};
+    return reason_;
+  }
+
+ private:
+  std::atomic<bool> aborted_{false};
+  mutable std::mutex mutex_;
+  std::string reason_;
+};
+
+// The longest a transport sleeps before looking at the abort flag and the deadline again.
+constexpr std::chrono::milliseconds wait_slice{2};
+
+struct op_context {
+  std::string op_name = "collective";  // "allreduce", "broadcast": the prefix of error messages
+  steady::time_point deadline = steady::time_point::max();
+  std::shared_ptr<const abort_signal> abort;
+
+  // The end of the next wait slice: never past the deadline.
+  steady::time_point slice_end() const {
+    auto next = steady::now() + wait_slice;
+    return next < deadline ? next : deadline;
+  }
+
+  // Throws collective_error naming `peer` when the op was aborted or its deadline passed;
+  // `waiting_for` says what we were doing ("data from", "room at").
+  void check(const peer_info& peer, const char* waiting_for) const {
+    if (abort && abort->aborted())
+      throw collective_error(failure_kind::aborted, peer,
+                             op_name + ": aborted (" + abort->reason() + ") while waiting for " +
+                                 waiting_for + " " + peer.describe());
+    if (steady::now() >= deadline)
+      throw collective_error(
+          failure_kind::timeout, peer,
+          op_name + ": timed out waiting for " + waiting_for + " " + peer.describe());
+  }
+};
+
+// Deadline helper for callers: now + d.
+inline steady::time_point deadline_in(std::chrono::milliseconds d) {
+  return steady::now() + d;
+}
+
+}  // namespace troupe::collectives

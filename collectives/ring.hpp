@@ -1,0 +1,27 @@
+#pragma once
+// The ring building blocks shared by the public collectives (allreduce, hierarchical allreduce,
+// broadcast). They run on an already-drawn op tag, so a composite op can run several of them
+// under one op id with distinct phases.
+#include <cstddef>
+#include <cstdint>
+
+#include "collectives/communicator.hpp"
+#include "collectives/options.hpp"
+#include "core/span.hpp"
+
+namespace troupe::collectives {
+
+// Sum of float32 over the ring; uses phases phase_base and phase_base + 1.
+void ring_allreduce(communicator& comm, span<float> data, const op_tag& tag,
+                    std::uint32_t phase_base, const op_context& ctx, std::size_t chunk_bytes);
+
+// Pipelined chain broadcast of raw bytes from `root`; uses phase `phase`.
+void chain_broadcast(communicator& comm, std::byte* data, std::size_t bytes, int root,
+                     const op_tag& tag, std::uint32_t phase, const op_context& ctx,
+                     std::size_t chunk_bytes);
+
+// dst[i] += src[i]; src may be unaligned for floats only in theory: every transport hands over
+// pieces at 64-byte multiples of a malloc'd or mmap'd buffer.
+void add_into(float* dst, const std::byte* src, std::size_t count);
+
+}  // namespace troupe::collectives

@@ -1,0 +1,29 @@
+#pragma once
+// The rendezvous axis (STYLE habit 5): a tiny key-value store through which ranks publish their
+// addresses (and NCCL unique ids) and wait for each other's. Values are opaque bytes.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.hpp"
+
+namespace troupe::collectives {
+
+class store {
+ public:
+  virtual ~store() = default;
+  virtual void set(const std::string& key, const std::string& value) = 0;
+  virtual std::optional<std::string> get(const std::string& key) = 0;
+  // Waits until every key is present; throws runtime_failure naming the missing keys when the
+  // deadline passes.
+  virtual void wait(const std::vector<std::string>& keys, steady::time_point deadline) = 0;
+
+  // wait({key}) then get(key).
+  std::string wait_get(const std::string& key, steady::time_point deadline);
+};
+
+// Names the keys still missing in a timeout message: "rank/3/addr, rank/5/addr".
+std::string join_keys(const std::vector<std::string>& keys);
+
+}  // namespace troupe::collectives

@@ -1,0 +1,39 @@
+#pragma once
+// Helpers for tests and benchmarks that run ranks as threads of one process (gloo style).
+#include <exception>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace troupe::collectives::testing {
+
+// Runs body(rank) on `size` threads and returns what each threw (empty string = no error).
+// Every collective has a deadline, so the joins end.
+inline std::vector<std::string> run_ranks(int size, const std::function<void(int rank)>& body) {
+  std::vector<std::string> errors(static_cast<std::size_t>(size));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < size; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        body(rank);
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(rank)] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
+// The value rank `rank` holds at index i: small integers, so float sums are exact in any order.
+inline float pattern(int rank, std::size_t i) {
+  return static_cast<float>(static_cast<int>((i * 7 + static_cast<std::size_t>(rank) * 13) % 31) -
+                            15);
+}
+inline float pattern_sum(int size, std::size_t i) {
+  float sum = 0;
+  for (int r = 0; r < size; ++r) sum += pattern(r, i);
+  return sum;
+}
+
+}  // namespace troupe::collectives::testing
