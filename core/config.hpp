@@ -28,6 +28,10 @@ struct cluster_config {
 struct model_config {
   std::string kind = "mlp";         // softmax | mlp | cnn | registered name
   std::vector<std::size_t> hidden;  // empty: the kind's default
+  // cnn only: how many leading entries of hidden are conv channels (0: all but the last), and
+  // the odd conv kernel size. Mirrors models::model_spec.
+  std::size_t conv_layers = 0;
+  std::size_t kernel = 3;
 };
 
 struct priority_config {

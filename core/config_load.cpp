@@ -309,6 +309,18 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
         j.model.hidden.push_back(
             m->integer_of<std::size_t>(h[i], index_path(m->path("hidden"), i), at_least_one));
     }
+    const bool cnn = j.model.kind == "cnn";
+    m->only_with("conv_layers", cnn, "kind: cnn");
+    m->only_with("kernel", cnn, "kind: cnn");
+    m->integer("conv_layers", j.model.conv_layers, non_negative);
+    m->integer("kernel", j.model.kernel, at_least_one);
+    if (j.model.kernel % 2 == 0)
+      m->fail("kernel", "must be odd ('same' padding), got " + std::to_string(j.model.kernel));
+    // conv_layers counts leading entries of hidden (the cnn default has 3 when hidden is empty).
+    const std::size_t widths = j.model.hidden.empty() ? 3 : j.model.hidden.size();
+    if (j.model.conv_layers > widths)
+      m->fail("conv_layers", "must be at most the " + std::to_string(widths) +
+                                 " entries of hidden, got " + std::to_string(j.model.conv_layers));
   }
   if (const auto d = v.sub("data")) {
     read_data(*d, j.data);

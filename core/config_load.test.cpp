@@ -81,7 +81,7 @@ TEST_CASE("the base config parses and fills defaults") {
 
 TEST_CASE("every key of the schema is read into its field") {
   const auto rc = parse_config(base + R"(    priority: 3
-    model: {kind: cnn, hidden: [8, 16, 64]}
+    model: {kind: cnn, hidden: [8, 16, 64], conv_layers: 2, kernel: 5}
     optimizer: {kind: max-adabelief, lr: 0.01, beta1: 0.8, beta2: 0.99, eps: 1.0e-6,
                 weight_decay: 0.01, form: distributed}
     epochs: 4
@@ -113,6 +113,8 @@ TEST_CASE("every key of the schema is read into its field") {
   CHECK(a.priority == 3);
   CHECK(a.model.kind == "cnn");
   CHECK(a.model.hidden == std::vector<std::size_t>{8, 16, 64});
+  CHECK(a.model.conv_layers == 2);
+  CHECK(a.model.kernel == 5);
   CHECK(a.optimizer.kind == "max-adabelief");
   CHECK(a.optimizer.beta2 == doctest::Approx(0.99));
   CHECK(a.optimizer.form == "distributed");
@@ -395,6 +397,11 @@ TEST_CASE("numeric ranges") {
          "13: jobs[0].data.synthetic.samples:", ">= 1");
   expect(error_of(data_with("      path: /x\n")),
          "13: jobs[0].data.path:", "dataset: fashion-mnist");
+  expect(add("    model: {kind: cnn, kernel: 4}\n"), "14: jobs[0].model.kernel:", "odd");
+  expect(add("    model: {kind: cnn, hidden: [8, 16], conv_layers: 3}\n"),
+         "14: jobs[0].model.conv_layers:", "at most the 2 entries");
+  expect(add("    model: {kind: mlp, kernel: 3}\n"), "14: jobs[0].model.kernel:", "kind: cnn");
+  expect(add("    model: {hidden: [64, 0]}\n"), "14: jobs[0].model.hidden[1]:", ">= 1, got 0");
   expect(add("    epochs: 0\n"), "14: jobs[0].epochs:", ">= 1");
   expect(add("    max_seconds: -1\n"), "14: jobs[0].max_seconds:", "positive");
   expect(add("    checkpoint: {every_steps: 5}\n"), "14: jobs[0].checkpoint.dir:", "required");

@@ -24,7 +24,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
        {"name", "priority", "after", "model", "data", "optimizer", "batch", "epochs", "max_steps",
         "max_seconds", "sync", "resources", "placement", "seed", "deterministic", "share",
         "checkpoint", "faults", "supervision"}},
-      {"jobs[].model", {"kind", "hidden"}},
+      {"jobs[].model", {"kind", "hidden", "conv_layers", "kernel"}},
       {"jobs[].data",
        {"dataset", "path", "preprocess", "split", "mode", "neighbour_exchange", "priority",
         "synthetic"}},
