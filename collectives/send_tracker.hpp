@@ -37,6 +37,10 @@ class send_tracker {
     }
     changed_.notify_all();
   }
+  bool idle() const {
+    std::lock_guard<std::mutex> guard{mutex_};
+    return pending_.empty();
+  }
   bool failed() const {
     std::lock_guard<std::mutex> guard{mutex_};
     return failed_;

@@ -1,7 +1,10 @@
 #pragma once
 // Helpers for tests and benchmarks that run ranks as threads of one process (gloo style).
+#include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +27,26 @@ inline std::vector<std::string> run_ranks(int size, const std::function<void(int
   for (auto& t : threads) t.join();
   return errors;
 }
+
+// A count-down latch whose wait has a deadline (a test must never hang): lets a "hung" rank keep
+// its links open until the others have given up on it.
+class latch {
+ public:
+  explicit latch(int count) : count_(count) {}
+  void count_down() {
+    std::lock_guard<std::mutex> guard{mutex_};
+    if (--count_ <= 0) done_.notify_all();
+  }
+  bool wait_for(std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lock{mutex_};
+    return done_.wait_for(lock, limit, [&] { return count_ <= 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_;
+  int count_;
+};
 
 // The value rank `rank` holds at index i: small integers, so float sums are exact in any order.
 inline float pattern(int rank, std::size_t i) {

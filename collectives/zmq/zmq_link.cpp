@@ -1,0 +1,264 @@
+#include "collectives/zmq/zmq_link.hpp"
+
+#include <msgpack.hpp>
+#include <zmq.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <set>
+
+#include "core/hash.hpp"
+
+#include "collectives/send_tracker.hpp"
+
+namespace troupe::collectives {
+namespace {
+
+// A header whose phase is `goodbye_phase` tells the peer we closed the link on purpose, so its
+// waits fail at once instead of at their deadline.
+constexpr std::uint32_t goodbye_phase = 0xffffffffu;
+constexpr std::size_t header_fields = 7;
+
+std::string pack_header(const message_header& h) {
+  msgpack::sbuffer buffer;
+  msgpack::packer<msgpack::sbuffer> packer{buffer};
+  packer.pack_array(header_fields);
+  packer.pack(h.job);
+  packer.pack(h.epoch);
+  packer.pack(h.op);
+  packer.pack(h.phase);
+  packer.pack(h.step);
+  packer.pack(h.chunk);
+  packer.pack(h.bytes);
+  return std::string{buffer.data(), buffer.size()};
+}
+
+bool unpack_header(const zmq::message_t& frame, message_header& h) {
+  try {
+    auto handle = msgpack::unpack(static_cast<const char*>(frame.data()), frame.size());
+    const msgpack::object& o = handle.get();
+    if (o.type != msgpack::type::ARRAY || o.via.array.size != header_fields) return false;
+    const msgpack::object* f = o.via.array.ptr;
+    h.job = f[0].as<std::uint64_t>();
+    h.epoch = f[1].as<std::uint64_t>();
+    h.op = f[2].as<std::uint32_t>();
+    h.phase = f[3].as<std::uint32_t>();
+    h.step = f[4].as<std::uint32_t>();
+    h.chunk = f[5].as<std::uint32_t>();
+    h.bytes = f[6].as<std::uint64_t>();
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// What ZeroMQ's free callback needs to complete a ticket; deleted by the callback.
+struct release_hint {
+  std::shared_ptr<send_tracker> tracker;
+  std::uint64_t ticket;
+};
+
+void release_payload(void*, void* hint) {
+  std::unique_ptr<release_hint> h{static_cast<release_hint*>(hint)};
+  h->tracker->complete(h->ticket);
+}
+
+class zmq_link final : public peer_link {
+ public:
+  zmq_link(std::shared_ptr<zmq::context_t> context, zmq::socket_t pull, zmq::socket_t push,
+           peer_info peer, std::string bound_ipc_path)
+      : context_(std::move(context)),
+        pull_(std::move(pull)),
+        push_(std::move(push)),
+        peer_(std::move(peer)),
+        bound_ipc_path_(std::move(bound_ipc_path)) {}
+  ~zmq_link() override {
+    close();
+    pull_.close();
+    if (!bound_ipc_path_.empty()) ::unlink(bound_ipc_path_.c_str());
+  }
+
+  const peer_info& peer() const override { return peer_; }
+
+  std::uint64_t post(const message_header& header, const void* payload,
+                     const op_context& ctx) override {
+    if (closed_)
+      throw collective_error(failure_kind::peer_closed, peer_,
+                             ctx.op_name + ": link to " + peer_.describe() + " is closed");
+    const auto ticket = tracker_->begin();
+    const std::string head = pack_header(header);
+    push_.send(zmq::buffer(head), zmq::send_flags::sndmore);
+    zmq::message_t body;
+    if (header.bytes == 0) {
+      tracker_->complete(ticket);
+    } else {
+      // Zero copy: ZeroMQ reads the caller's buffer and calls release_payload when done.
+      body = zmq::message_t{const_cast<void*>(payload), static_cast<std::size_t>(header.bytes),
+                            release_payload, new release_hint{tracker_, ticket}};
+    }
+    push_.send(body, zmq::send_flags::none);
+    return ticket;
+  }
+
+  void wait_sent(std::uint64_t ticket, const op_context& ctx) override {
+    tracker_->wait(ticket, ctx, peer_);
+  }
+  void flush(const op_context& ctx) override { tracker_->wait_all(ctx, peer_); }
+
+  message_header receive(const message_header& expect, const consume_fn& consume,
+                         const op_context& ctx) override {
+    for (auto it = pending_.begin(); it != pending_.end(); ++it)
+      if (it->header.same_tag(expect)) {
+        auto found = std::move(*it);
+        pending_.erase(it);
+        deliver(found.header, found.payload, consume);
+        return found.header;
+      }
+    for (;;) {
+      if (peer_gone_)
+        throw collective_error(failure_kind::peer_closed, peer_,
+                               ctx.op_name + ": " + peer_.describe() +
+                                   " closed its link before sending the expected data");
+      ctx.check(peer_, "data from");
+      zmq::pollitem_t item{static_cast<void*>(pull_), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::chrono::duration_cast<std::chrono::milliseconds>(wait_slice));
+      if (!(item.revents & ZMQ_POLLIN)) continue;
+      zmq::message_t head, payload;
+      (void)pull_.recv(head, zmq::recv_flags::none);
+      if (!head.more())
+        throw collective_error(failure_kind::protocol, peer_,
+                               ctx.op_name + ": " + peer_.describe() + " sent a lone frame");
+      (void)pull_.recv(payload, zmq::recv_flags::none);
+      message_header header;
+      if (!unpack_header(head, header) || header.bytes != payload.size())
+        throw collective_error(
+            failure_kind::protocol, peer_,
+            ctx.op_name + ": " + peer_.describe() + " sent a malformed message header");
+      if (header.phase == goodbye_phase) {
+        peer_gone_ = true;
+        continue;
+      }
+      if (header.older_than(expect)) continue;  // leftover of an aborted op
+      if (header.same_tag(expect)) {
+        deliver(header, payload, consume);
+        return header;
+      }
+      pending_.push_back({header, std::move(payload)});
+    }
+  }
+
+  void close() override {
+    if (closed_) return;
+    closed_ = true;
+    // Payloads still queued point into the caller's buffers, which may be freed right after us:
+    // drop them at once rather than linger.
+    if (!tracker_->idle()) push_.set(zmq::sockopt::linger, 0);
+    try {
+      message_header bye;
+      bye.phase = goodbye_phase;
+      const std::string head = pack_header(bye);
+      push_.send(zmq::buffer(head), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+      push_.send(zmq::message_t{}, zmq::send_flags::dontwait);
+    } catch (const zmq::error_t&) {
+      // The peer may be gone already; nothing to tell.
+    }
+    tracker_->fail_all();
+  }
+
+ private:
+  struct stashed {
+    message_header header;
+    zmq::message_t payload;
+  };
+
+  static void deliver(const message_header& header, const zmq::message_t& payload,
+                      const consume_fn& consume) {
+    if (header.bytes > 0)
+      consume(static_cast<const std::byte*>(payload.data()), payload.size(), 0, payload.size());
+  }
+
+  std::shared_ptr<zmq::context_t> context_;  // outlives the sockets
+  zmq::socket_t pull_;
+  zmq::socket_t push_;
+  peer_info peer_;
+  std::string bound_ipc_path_;  // removed on destruction: ZeroMQ leaves the file behind
+  std::shared_ptr<send_tracker> tracker_ = std::make_shared<send_tracker>();
+  std::deque<stashed> pending_;
+  bool closed_ = false;
+  bool peer_gone_ = false;
+};
+
+std::string key_for(const std::string& prefix, int from, int to) {
+  return prefix + "/zmq/" + std::to_string(from) + "->" + std::to_string(to);
+}
+
+// An ipc path of our own under /tmp (ZeroMQ's "ipc://*" would create it relative to the working
+// directory); unique per process, key prefix and link. ZeroMQ unlinks it when the socket closes.
+std::string ipc_address(const std::string& prefix, int from, int to) {
+  static std::atomic<unsigned> serial{0};
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(fnv1a64(prefix.data(), prefix.size())));
+  return "ipc:///tmp/troupe-" + std::to_string(::getpid()) + "-" + hash + "-" +
+         std::to_string(from) + "-" + std::to_string(to) + "-" + std::to_string(serial++);
+}
+
+}  // namespace
+
+std::vector<int> ring_peers(int rank, int size) {
+  std::set<int> peers;
+  if (size > 1) {
+    peers.insert(right_of(rank, size));
+    peers.insert(left_of(rank, size));
+  }
+  return {peers.begin(), peers.end()};
+}
+
+communicator zmq_connect(const zmq_connect_options& options) {
+  if (!options.rendezvous) throw input_error("zmq_connect: no rendezvous store");
+  if (options.scheme != "tcp" && options.scheme != "ipc")
+    throw input_error("zmq_connect: scheme must be tcp or ipc, got '" + options.scheme + "'");
+  const std::vector<int> peers =
+      options.peers.empty() ? ring_peers(options.rank, options.size) : options.peers;
+  auto context = std::make_shared<zmq::context_t>(options.io_threads);
+
+  std::vector<zmq::socket_t> pulls;
+  std::vector<std::string> ipc_paths;
+  for (int peer : peers) {
+    zmq::socket_t pull{*context, zmq::socket_type::pull};
+    pull.set(zmq::sockopt::linger, 0);
+    pull.set(zmq::sockopt::rcvhwm, 0);  // the algorithm bounds what is in flight
+    pull.bind(options.scheme == "tcp" ? "tcp://" + options.host + ":*"
+                                      : ipc_address(options.prefix, peer, options.rank));
+    const std::string bound = pull.get(zmq::sockopt::last_endpoint);
+    ipc_paths.push_back(options.scheme == "ipc" ? bound.substr(6) : std::string{});
+    options.rendezvous->set(key_for(options.prefix, peer, options.rank), bound);
+    pulls.push_back(std::move(pull));
+  }
+  std::vector<std::shared_ptr<peer_link>> links(static_cast<std::size_t>(options.size));
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    const int peer = peers[i];
+    std::string address;
+    try {
+      address = options.rendezvous->wait_get(key_for(options.prefix, options.rank, peer),
+                                             options.deadline);
+    } catch (const runtime_failure&) {
+      throw runtime_failure("zmq_connect: rank " + std::to_string(peer) +
+                            " never published its address (rank " + std::to_string(options.rank) +
+                            " waited for it until the deadline)");
+    }
+    zmq::socket_t push{*context, zmq::socket_type::push};
+    push.set(zmq::sockopt::linger, 200);  // long enough for the goodbye to leave
+    push.set(zmq::sockopt::sndhwm, 0);
+    push.connect(address);
+    links[static_cast<std::size_t>(peer)] = std::make_shared<zmq_link>(
+        context, std::move(pulls[i]), std::move(push), peer_info{peer, address}, ipc_paths[i]);
+  }
+  return communicator{options.rank, options.size, std::move(links)};
+}
+
+}  // namespace troupe::collectives

@@ -1,0 +1,35 @@
+#pragma once
+// The ZeroMQ transport for ranks in different processes or hosts, over tcp or ipc (unix
+// sockets). One socket pair per connected peer: a PULL socket this rank binds for that peer's
+// messages and a PUSH socket connected to the peer's PULL. A message is two frames: a msgpack
+// header (the tag) and the raw payload bytes, sent without copying (ZeroMQ frees it through a
+// callback, which completes the post's ticket). Ranks publish their addresses in the store.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+#include "collectives/store.hpp"
+
+namespace troupe::collectives {
+
+struct zmq_connect_options {
+  store* rendezvous = nullptr;
+  int rank = 0;
+  int size = 1;
+  std::string scheme = "tcp";      // "tcp" or "ipc"
+  std::string host = "127.0.0.1";  // tcp: the interface to bind and advertise
+  std::string prefix = "zmq";      // store key namespace, e.g. "job7/epoch3"
+  std::vector<int> peers;          // ranks to link with; empty = the two ring neighbours
+  steady::time_point deadline = steady::time_point::max();  // for the rendezvous
+  int io_threads = 1;
+};
+
+// Binds, publishes, waits for the peers' addresses and connects. Throws runtime_failure naming
+// the missing peers when the rendezvous deadline passes.
+communicator zmq_connect(const zmq_connect_options& options);
+
+// The ring neighbours of `rank` (one entry when size == 2, none when size == 1).
+std::vector<int> ring_peers(int rank, int size);
+
+}  // namespace troupe::collectives

@@ -1,0 +1,177 @@
+#include "collectives/zmq/zmq_link.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/broadcast.hpp"
+#include "collectives/memory_store.hpp"
+#include "collectives/testing.hpp"
+
+using namespace troupe::collectives;
+using namespace std::chrono_literals;
+using testing::pattern;
+using testing::pattern_sum;
+using testing::run_ranks;
+
+namespace {
+
+communicator connect(memory_store& store, const std::string& scheme, int rank, int size,
+                     const std::string& prefix) {
+  zmq_connect_options o;
+  o.rendezvous = &store;
+  o.rank = rank;
+  o.size = size;
+  o.scheme = scheme;
+  o.prefix = prefix;
+  o.deadline = deadline_in(10s);
+  return zmq_connect(o);
+}
+
+}  // namespace
+
+TEST_CASE("ring allreduce over ZeroMQ tcp and ipc sums exactly") {
+  for (const std::string scheme : {"tcp", "ipc"}) {
+    for (int size : {1, 2, 3, 4}) {
+      memory_store store;
+      std::vector<std::size_t> bad(static_cast<std::size_t>(size), 99);
+      auto errors = run_ranks(size, [&](int rank) {
+        communicator comm = connect(store, scheme, rank, size, "t");
+        for (std::size_t count : {0ul, 1ul, 13ul, 10007ul, 300000ul}) {
+          std::vector<float> data(count);
+          for (std::size_t i = 0; i < count; ++i) data[i] = pattern(rank, i);
+          allreduce_options o;
+          o.comm = &comm;
+          o.job = 3;
+          o.epoch = 2;
+          o.data = data;
+          o.chunk_bytes = 64 * 1024;
+          o.deadline = deadline_in(10s);
+          allreduce(o);
+          std::size_t wrong = 0;
+          for (std::size_t i = 0; i < count; ++i) wrong += data[i] != pattern_sum(size, i);
+          bad[static_cast<std::size_t>(rank)] = wrong;
+          if (wrong) break;
+        }
+      });
+      for (int rank = 0; rank < size; ++rank) {
+        CAPTURE(scheme);
+        CAPTURE(size);
+        CHECK(errors[static_cast<std::size_t>(rank)] == "");
+        CHECK(bad[static_cast<std::size_t>(rank)] == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("a peer that never joins: the others time out naming it, within the deadline") {
+  const int size = 3;
+  memory_store store;
+  std::vector<double> took(size, 0);
+  testing::latch others_done{2};
+  auto errors = run_ranks(size, [&](int rank) {
+    communicator comm = connect(store, "tcp", rank, size, "silent");
+    if (rank == 2) {  // connected, then never takes part: a hung process
+      others_done.wait_for(5s);
+      return;
+    }
+    struct done_on_exit {
+      testing::latch& l;
+      ~done_on_exit() { l.count_down(); }
+    } done{others_done};
+    std::vector<float> data(100000, 1.0f);
+    allreduce_options o;
+    o.comm = &comm;
+    o.data = data;
+    o.deadline = deadline_in(300ms);
+    troupe::stopwatch clock;
+    try {
+      allreduce(o);
+    } catch (...) {
+      took[static_cast<std::size_t>(rank)] = clock.seconds();
+      throw;
+    }
+  });
+  MESSAGE(errors[0]);
+  // Rank 0 waits for its left neighbour, rank 2; rank 1 waits for rank 0, which is stuck.
+  CHECK(errors[0].find("timed out") != std::string::npos);
+  CHECK(errors[0].find("rank 2 (tcp://127.0.0.1:") != std::string::npos);
+  CHECK(errors[1].find("timed out") != std::string::npos);
+  for (int rank : {0, 1}) {
+    CHECK(took[static_cast<std::size_t>(rank)] >= 0.29);
+    CHECK(took[static_cast<std::size_t>(rank)] < 1.0);
+  }
+}
+
+TEST_CASE("a peer that closes its sockets mid-operation fails the others at once") {
+  const int size = 3;
+  memory_store store;
+  std::vector<double> took(size, 0);
+  auto errors = run_ranks(size, [&](int rank) {
+    communicator comm = connect(store, "ipc", rank, size, "closing");
+    if (rank == 1) {
+      comm.close();  // dies before sending anything
+      return;
+    }
+    std::vector<float> data(10000, 1.0f);
+    allreduce_options o;
+    o.comm = &comm;
+    o.data = data;
+    o.deadline = deadline_in(5s);
+    troupe::stopwatch clock;
+    try {
+      allreduce(o);
+    } catch (...) {
+      took[static_cast<std::size_t>(rank)] = clock.seconds();
+      throw;
+    }
+  });
+  MESSAGE(errors[2]);
+  // Rank 2 receives from rank 1: it hears the goodbye and names rank 1 long before 5 s.
+  CHECK(errors[2].find("rank 1 (ipc://") != std::string::npos);
+  CHECK(errors[2].find("closed") != std::string::npos);
+  CHECK(took[2] < 2.0);
+  CHECK(errors[0] != "");  // rank 0 then loses rank 2 or times out; never hangs
+}
+
+TEST_CASE("abort from another thread ends a stuck allreduce quickly") {
+  const int size = 2;
+  memory_store store;
+  auto abort = std::make_shared<abort_signal>();
+  double took = 0;
+  testing::latch rank0_done{1};
+  auto errors = run_ranks(size + 1, [&](int rank) {
+    if (rank == size) {                    // the job, bumping its epoch after 100 ms
+      std::this_thread::sleep_for(100ms);  // the time of the abort, not a synchronisation
+      abort->abort("epoch 8 began");
+      return;
+    }
+    communicator comm = connect(store, "tcp", rank, size, "abort");
+    if (rank == 1) {  // never joins
+      rank0_done.wait_for(5s);
+      return;
+    }
+    struct done_on_exit {
+      testing::latch& l;
+      ~done_on_exit() { l.count_down(); }
+    } done{rank0_done};
+    std::vector<float> data(1000, 1.0f);
+    allreduce_options o;
+    o.comm = &comm;
+    o.data = data;
+    o.abort = abort;
+    o.deadline = deadline_in(10s);
+    troupe::stopwatch clock;
+    try {
+      allreduce(o);
+    } catch (...) {
+      took = clock.seconds();
+      throw;
+    }
+  });
+  MESSAGE(errors[0]);
+  CHECK(errors[0].find("aborted (epoch 8 began)") != std::string::npos);
+  CHECK(errors[0].find("rank 1") != std::string::npos);
+  CHECK(took < 1.0);
+}
