@@ -185,6 +185,10 @@ TEST_CASE("unknown keys are rejected at every level, with the closest known key"
     expect(error_of(base + "    faults:\n      - {step: 1, action: kill, target: cpu, when: 3}\n"),
            "15: jobs[0].faults[0].when:", "unknown key");
   }
+  SUBCASE("a key one map too high") {
+    expect(error_of(base + "    lr: 0.1\n"), "14: jobs[0].lr:", "did you mean 'optimizer.lr'");
+    expect(error_of(base + "    split: even\n"), "14: jobs[0].split:", "'data.split'");
+  }
   SUBCASE("no close key lists the known ones") {
     expect(error_of(base + "    zzzzzzzz: 1\n"), "14: jobs[0].zzzzzzzz:", "known keys: name,");
   }

@@ -84,6 +84,23 @@ bool starts_with_path(const std::string& path, const std::string& prefix) {
   return next == '.' || next == '[';
 }
 
+// "(did you mean 'epochs'?)": a near miss at this level, else the same key one map down (`lr`
+// written beside `optimizer` instead of inside it), else the list of known keys.
+std::string key_hint(const std::string& pattern, const std::string& key,
+                     const std::vector<std::string>& keys) {
+  const auto near = closest(key, keys);
+  if (!near.empty()) return "(did you mean '" + near + "'?)";
+  for (const auto& k : keys)
+    for (const char* suffix : {"", "[]"}) {
+      const std::string child = (pattern.empty() ? "" : pattern + ".") + k + suffix;
+      const auto it = schema().find(child);
+      if (it != schema().end() &&
+          std::find(it->second.begin(), it->second.end(), key) != it->second.end())
+        return "(did you mean '" + k + "." + key + "'?)";
+    }
+  return "(known keys: " + join(keys) + ")";
+}
+
 }  // namespace
 
 const std::vector<std::string>* schema_keys(const std::string& pattern) {
@@ -204,11 +221,7 @@ std::string apply_set(YAML::Node root, const std::string& source, const std::str
       if (!keys || std::find(keys->begin(), keys->end(), seg) == keys->end()) {
         std::string what =
             "unknown key '" + seg + "' in " + (display.empty() ? "top level" : display);
-        if (keys) {
-          const auto near = closest(seg, *keys);
-          what += near.empty() ? " (known keys: " + join(*keys) + ")"
-                               : " (did you mean '" + near + "'?)";
-        }
+        if (keys) what += " " + key_hint(pattern_of(display), seg, *keys);
         fail(what);
       }
     }
@@ -320,10 +333,7 @@ void context::check_map(const YAML::Node& n, const std::string& path) const {
     const std::string key = kv.first.Scalar();
     const std::string at = child_path(path, key);
     if (keys && std::find(keys->begin(), keys->end(), key) == keys->end()) {
-      const auto near = closest(key, *keys);
-      fail(kv.first, at,
-           near.empty() ? "unknown key (known keys: " + join(*keys) + ")"
-                        : "unknown key (did you mean '" + near + "'?)");
+      fail(kv.first, at, "unknown key " + key_hint(pattern_of(path), key, *keys));
     }
     // yaml-cpp keeps both entries of a repeated key and lookups see only the first: say so
     // rather than silently ignoring the second.
