@@ -31,7 +31,10 @@ class communicator {
   // their own, sharing this communicator's links.
   communicator subset(const std::vector<int>& ranks) const;
 
-  // Closes every link, so that peers still waiting on us fail at once.
+  // Closes every link, so that peers still waiting on us fail at once. After an operation threw,
+  // transports may still be reading the caller's buffer (a chunk on the wire); once close()
+  // returns they no longer do, so a device_worker closes the communicator of the old epoch
+  // before it reuses or frees its gradient buffer.
   void close();
 
  private:

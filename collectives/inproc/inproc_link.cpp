@@ -23,6 +23,7 @@ struct channel {
   std::mutex mutex;
   std::condition_variable arrived;
   std::deque<envelope> queue;
+  std::size_t reading = 0;  // receivers reading a sender's buffer right now
   bool closed = false;
   std::shared_ptr<send_tracker> sender_tracker = std::make_shared<send_tracker>();
 };
@@ -52,7 +53,6 @@ class inproc_link final : public peer_link {
  public:
   inproc_link(std::shared_ptr<inproc_hub_state> hub, int me, int peer)
       : hub_(std::move(hub)),
-        me_(me),
         peer_{peer, "inproc:" + std::to_string(peer)},
         outgoing_(hub_->from_to(me, peer)),
         incoming_(hub_->from_to(peer, me)) {}
@@ -94,9 +94,20 @@ class inproc_link final : public peer_link {
         if (it->header.same_tag(expect)) {
           const envelope found = *it;
           incoming_.queue.erase(it);
+          ++incoming_.reading;
           lock.unlock();
           // Read straight from the sender's buffer; the sender waits for complete() below
           // before it touches that buffer again.
+          struct done_reading {
+            channel& c;
+            ~done_reading() {
+              {
+                std::lock_guard<std::mutex> guard{c.mutex};
+                --c.reading;
+              }
+              c.arrived.notify_all();
+            }
+          } reading{incoming_};
           const auto bytes = static_cast<std::size_t>(found.header.bytes);
           if (bytes > 0) consume(found.payload, bytes, 0, bytes);
           incoming_.sender_tracker->complete(found.ticket);
@@ -115,9 +126,16 @@ class inproc_link final : public peer_link {
     }
   }
 
+  // After close returns no peer reads our buffers: unread posts are withdrawn and a read in
+  // progress is waited for (it is one memcpy or reduction of a chunk).
   void close() override {
     if (closed_) return;
     closed_ = true;
+    {
+      std::unique_lock<std::mutex> lock{outgoing_.mutex};
+      outgoing_.queue.clear();
+      outgoing_.arrived.wait(lock, [&] { return outgoing_.reading == 0; });
+    }
     for (channel* c : {&outgoing_, &incoming_}) {
       {
         std::lock_guard<std::mutex> guard{c->mutex};
@@ -131,7 +149,6 @@ class inproc_link final : public peer_link {
 
  private:
   std::shared_ptr<inproc_hub_state> hub_;
-  int me_;
   peer_info peer_;
   channel& outgoing_;
   channel& incoming_;

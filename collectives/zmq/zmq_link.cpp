@@ -89,7 +89,7 @@ class zmq_link final : public peer_link {
     if (closed_)
       throw collective_error(failure_kind::peer_closed, peer_,
                              ctx.op_name + ": link to " + peer_.describe() + " is closed");
-    const auto ticket = tracker_->begin();
+    const auto ticket = tracker_->begin();  // completed by release_payload
     const std::string head = pack_header(header);
     push_.send(zmq::buffer(head), zmq::send_flags::sndmore);
     zmq::message_t body;
@@ -165,6 +165,16 @@ class zmq_link final : public peer_link {
       push_.send(zmq::message_t{}, zmq::send_flags::dontwait);
     } catch (const zmq::error_t&) {
       // The peer may be gone already; nothing to tell.
+    }
+    // ZeroMQ drops what is still queued and calls release_payload for it; wait for that
+    // (briefly) so that no caller buffer is referenced after close returns.
+    op_context grace;
+    grace.deadline = steady::now() + std::chrono::seconds(1);
+    push_.close();
+    try {
+      tracker_->wait_all(grace, peer_);
+    } catch (const collective_error&) {
+      // Gave up waiting: the I/O thread still holds the payload; nothing more we can do.
     }
     tracker_->fail_all();
   }

@@ -1,0 +1,99 @@
+#include "collectives/shm/shm_link.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/memory_store.hpp"
+#include "collectives/testing.hpp"
+
+using namespace troupe::collectives;
+using namespace std::chrono_literals;
+using testing::pattern;
+using testing::pattern_sum;
+using testing::run_ranks;
+
+namespace {
+
+communicator connect(memory_store& store, int rank, int size, const std::string& prefix) {
+  shm_connect_options o;
+  o.rendezvous = &store;
+  o.rank = rank;
+  o.size = size;
+  o.prefix = prefix;
+  o.slots = 4;
+  o.slot_bytes = 4096;  // small slots: messages span several slots and the ring wraps often
+  o.deadline = deadline_in(10s);
+  return shm_connect(o);
+}
+
+}  // namespace
+
+TEST_CASE("ring allreduce over shared memory sums exactly for 1 to 5 ranks") {
+  for (int size = 1; size <= 5; ++size) {
+    memory_store store;
+    std::vector<std::size_t> bad(static_cast<std::size_t>(size), 99);
+    auto errors = run_ranks(size, [&](int rank) {
+      communicator comm = connect(store, rank, size, "t" + std::to_string(size));
+      std::size_t wrong = 0;
+      for (std::size_t count : {0ul, 1ul, 13ul, 10007ul, 100003ul}) {
+        for (std::size_t chunk : {std::size_t{64}, std::size_t{16384}, std::size_t{1} << 20}) {
+          std::vector<float> data(count);
+          for (std::size_t i = 0; i < count; ++i) data[i] = pattern(rank, i);
+          allreduce_options o;
+          o.comm = &comm;
+          o.job = 1;
+          o.epoch = 1;
+          o.data = data;
+          o.chunk_bytes = chunk;
+          o.deadline = deadline_in(20s);
+          allreduce(o);
+          for (std::size_t i = 0; i < count; ++i) wrong += data[i] != pattern_sum(size, i);
+        }
+      }
+      bad[static_cast<std::size_t>(rank)] = wrong;
+    });
+    for (int rank = 0; rank < size; ++rank) {
+      CAPTURE(size);
+      CHECK(errors[static_cast<std::size_t>(rank)] == "");
+      CHECK(bad[static_cast<std::size_t>(rank)] == 0);
+    }
+  }
+}
+
+TEST_CASE("shared memory: a peer that closes mid-operation is named; a silent one times out") {
+  const int size = 3;
+  memory_store store;
+  testing::latch done{1};
+  std::vector<double> took(size, 0);
+  auto errors = run_ranks(size, [&](int rank) {
+    communicator comm = connect(store, rank, size, "dying");
+    if (rank == 1) {
+      comm.close();
+      return;
+    }
+    if (rank == 0) {  // silent: holds its links open and never joins
+      done.wait_for(5s);
+      return;
+    }
+    std::vector<float> data(50000, 1.0f);
+    allreduce_options o;
+    o.comm = &comm;
+    o.data = data;
+    o.deadline = deadline_in(3s);
+    troupe::stopwatch clock;
+    try {
+      allreduce(o);
+    } catch (...) {
+      took[2] = clock.seconds();
+      done.count_down();
+      throw;
+    }
+  });
+  MESSAGE(errors[2]);
+  // Rank 2 receives from rank 1 and sends to rank 0; rank 1 is gone.
+  CHECK(errors[2].find("rank 1 (shm:/troupe-") != std::string::npos);
+  CHECK(errors[2].find("closed") != std::string::npos);
+  CHECK(took[2] < 1.0);
+}

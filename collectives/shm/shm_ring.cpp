@@ -1,0 +1,116 @@
+#include "collectives/shm/shm_ring.hpp"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <new>
+
+#include "core/error.hpp"
+
+namespace troupe::collectives::shm {
+namespace {
+
+std::size_t segment_bytes(std::uint32_t slots, std::uint32_t slot_bytes) {
+  return control_bytes + std::size_t{slots} * (slot_header_bytes + slot_bytes);
+}
+
+void* map(int fd, std::size_t bytes, const std::string& name) {
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED)
+    throw runtime_failure("shm: mmap of " + name + " failed: " + std::strerror(errno));
+  return base;
+}
+
+}  // namespace
+
+segment segment::create(const std::string& name, std::uint32_t slots, std::uint32_t slot_bytes) {
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) throw runtime_failure("shm: cannot create " + name + ": " + std::strerror(errno));
+  const std::size_t bytes = segment_bytes(slots, slot_bytes);
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    ::close(fd);
+    ::shm_unlink(name.c_str());
+    throw runtime_failure("shm: cannot size " + name +
+                          " (is /dev/shm full?): " + std::strerror(errno));
+  }
+  segment s;
+  s.base_ = map(fd, bytes, name);
+  ::close(fd);
+  s.bytes_ = bytes;
+  s.name_ = name;
+  auto* control = new (s.base_) ring_control{};
+  control->slots = slots;
+  control->slot_bytes = slot_bytes;
+  control->receiver_pid.store(static_cast<std::int32_t>(::getpid()));
+  return s;
+}
+
+segment segment::open(const std::string& name) {
+  const int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
+  if (fd < 0) throw runtime_failure("shm: cannot open " + name + ": " + std::strerror(errno));
+  struct stat st {};
+  ::fstat(fd, &st);
+  segment s;
+  s.base_ = map(fd, static_cast<std::size_t>(st.st_size), name);
+  ::close(fd);
+  s.bytes_ = static_cast<std::size_t>(st.st_size);
+  s.name_ = name;
+  if (s.bytes_ < control_bytes ||
+      s.bytes_ != segment_bytes(s.control().slots, s.control().slot_bytes))
+    throw runtime_failure("shm: segment " + name + " has an unexpected size");
+  s.control().sender_pid.store(static_cast<std::int32_t>(::getpid()));
+  return s;
+}
+
+segment::segment(segment&& o) noexcept {
+  *this = std::move(o);
+}
+segment& segment::operator=(segment&& o) noexcept {
+  std::swap(base_, o.base_);
+  std::swap(bytes_, o.bytes_);
+  std::swap(name_, o.name_);
+  return *this;
+}
+segment::~segment() {
+  if (base_) ::munmap(base_, bytes_);
+}
+
+void segment::unlink_name() {
+  ::shm_unlink(name_.c_str());
+}
+
+slot_header& segment::header_of(std::uint32_t slot) const {
+  auto* at = static_cast<std::byte*>(base_) + control_bytes +
+             std::size_t{slot} * (slot_header_bytes + control().slot_bytes);
+  return *reinterpret_cast<slot_header*>(at);
+}
+std::byte* segment::payload_of(std::uint32_t slot) const {
+  return reinterpret_cast<std::byte*>(&header_of(slot)) + slot_header_bytes;
+}
+
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen, long timeout_ns) {
+  timespec timeout{timeout_ns / 1000000000L, timeout_ns % 1000000000L};
+  // Not FUTEX_PRIVATE: the word lives in memory shared between processes.
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, seen, &timeout, nullptr,
+            0);
+}
+
+void futex_wake(std::atomic<std::uint32_t>& word) {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, 1 << 30, nullptr,
+            nullptr, 0);
+}
+
+bool process_alive(std::int32_t pid) {
+  if (pid <= 0) return true;
+  return ::kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+}  // namespace troupe::collectives::shm
