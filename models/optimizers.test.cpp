@@ -41,6 +41,11 @@ void expect_trajectory(const optimizer_spec& s, const std::vector<std::vector<do
 
 }  // namespace
 
+TEST_CASE("plain sgd") {
+  // p -= 0.1 g: {1 - 0.05, -2 + 0.1}, then {0.95 + 0.025, -1.9 - 0.2}
+  expect_trajectory(spec_of("sgd"), {{0.95, -1.9}, {0.975, -2.1}});
+}
+
 TEST_CASE("sgd with L2 weight decay") {
   auto s = spec_of("sgd");
   s.weight_decay = 0.1;
