@@ -24,7 +24,8 @@ struct param_view {
 
 class param_layout {
  public:
-  // Appends a tensor; returns its view. Offsets are dense in insertion order.
+  // Appends a tensor; returns its view (valid until the next add). Offsets are dense in insertion
+  // order. Throws troupe::input_error on a duplicate name.
   const param_view& add(std::string name, std::vector<std::size_t> shape);
   const std::vector<param_view>& views() const { return views_; }
   // Throws troupe::input_error when absent.

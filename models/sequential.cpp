@@ -139,6 +139,7 @@ void sequential::init_params(float* params, rng& r) const {
 }
 
 const float* sequential::forward(const float* params, const float* x, std::size_t n) {
+  if (stages_.empty()) throw input_error("model '" + kind_ + "' has no layers");
   acts_.resize(stages_.size());
   const float* in = x;
   for (std::size_t i = 0; i < stages_.size(); ++i) {
