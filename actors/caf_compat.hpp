@@ -1,0 +1,67 @@
+#pragma once
+// The one place that knows which CAF we build against (0.17.6; shared/notes/caf-0.17.md). Every
+// call whose spelling differs between 0.17 and 1.x goes through here, so a port touches one file:
+// spawning detached actors, registering our id block, the deterministic test scheduler and how
+// errors carry their text.
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/behavior.hpp>
+#include <caf/error.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/sec.hpp>
+#include <caf/spawn_options.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "core/messages.hpp"
+
+namespace troupe::actors {
+
+template <class State>
+using stateful = caf::stateful_actor<State>;
+
+// Registers the message types of core/messages.hpp (0.17: through the config; 1.x: global meta
+// objects).
+inline void register_types(caf::actor_system_config& cfg) {
+  cfg.add_message_types<caf::id_block::troupe>();
+}
+
+// The deterministic scheduler of CAF's test kit (notes §2.6): nothing runs until the test calls
+// run(); time is simulated.
+inline void use_test_scheduler(caf::actor_system_config& cfg) {
+  cfg.set("scheduler.policy", caf::atom("testing"));
+  cfg.set("logger.inline-output", true);
+}
+
+// Spawns an actor on its own thread, off the shared scheduler: for work that blocks (model
+// compute, dataset loading) so the control plane stays responsive.
+template <class Parent, class F, class... Ts>
+caf::actor spawn_detached(Parent* self, F fun, Ts&&... xs) {
+  return self->template spawn<caf::detached>(fun, std::forward<Ts>(xs)...);
+}
+template <class F, class... Ts>
+caf::actor spawn_detached(caf::actor_system& sys, F fun, Ts&&... xs) {
+  return sys.spawn<caf::detached>(fun, std::forward<Ts>(xs)...);
+}
+
+// Errors between our actors: an input error (exit 2) or a runtime failure (exit 1), with text.
+inline caf::error input_failure(std::string text) {
+  return caf::make_error(caf::sec::invalid_argument, std::move(text));
+}
+inline caf::error runtime_failure(std::string text) {
+  return caf::make_error(caf::sec::runtime_error, std::move(text));
+}
+inline bool is_input_failure(const caf::error& e) {
+  return e.category() == caf::atom("system") &&
+         e.code() == static_cast<uint8_t>(caf::sec::invalid_argument);
+}
+// The text given to input_failure/runtime_failure, or CAF's rendering of any other error.
+inline std::string failure_text(caf::actor_system& sys, const caf::error& e) {
+  if (e.context().match_elements<std::string>()) return e.context().get_as<std::string>(0);
+  return sys.render(e);
+}
+
+}  // namespace troupe::actors

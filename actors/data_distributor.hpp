@@ -1,0 +1,38 @@
+#pragma once
+// data_distributor: one per job. Loads and preprocesses the job's data (once, on its own thread:
+// it is spawned detached because loading blocks), holds the split weights, and answers each
+// step's plan: the step's global batch (a permutation slice, actors/job_data.hpp) cut into
+// per-rank counts by the current weights (data::split_even / data::split_weighted).
+//
+// State machine:
+//
+//   EMPTY --1--> LOADED --2--> LOADED --3--> LOADED
+//     \--4--> EMPTY (error answered)
+//
+//   1. (data_atom) from the job: load; reply local_ref<data_bundle>.
+//   2. split_update(e, weights): the split of every later plan (even when all weights are 1).
+//   3. plan_request(e, step): send step_plan + local_ref<index_list> to the requester.
+//   4. loading fails: reply the error (input_failure for bad input); a later (data_atom) retries.
+// Messages of another epoch are dropped (counted) as everywhere.
+#include <memory>
+#include <optional>
+
+#include "actors/caf_compat.hpp"
+#include "actors/epoch_gate.hpp"
+#include "actors/job_data.hpp"
+
+namespace troupe::actors {
+
+struct distributor_state {
+  static inline const char* name = "data_distributor";
+  epoch_gate gate;
+  config::job_config cfg;
+  data_bundle data;
+  std::optional<step_sampler> sampler;
+  std::vector<double> weights;  // by rank; empty until the job sends a split
+};
+
+caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id job,
+                               msg::epoch_id epoch, config::job_config cfg);
+
+}  // namespace troupe::actors

@@ -1,0 +1,48 @@
+#pragma once
+// device_worker: one per device per job. Owns a model replica (a clone of the job's prototype,
+// with its own scratch space) and one device, and computes gradient SUMS of the slices the job
+// hands it, reading the parameters from the job's shared store (the in-process "pull": the
+// store's version must equal the command's version; no bytes are copied).
+//
+// It is spawned DETACHED (its own thread, actors/caf_compat.hpp spawn_detached): a step blocks
+// that thread for the whole compute, never one of CAF's scheduler threads, so the control plane
+// (job, shards, task manager, metrics) stays responsive while devices compute.
+//
+// State machine:
+//
+//   BUILDING --1--> READY --2--> READY ... --4--> (gone)
+//       \--3--> (gone, reason = input)
+//
+//   1. start: build the device (devices::make_device) and the model clone; send worker_ready.
+//   2. compute_cmd / eval_cmd / probe_cmd of the current epoch: run it, answer step_done /
+//      eval_done / probe_done. A command of another epoch is dropped and counted (stale).
+//   3. the device or model cannot be built: quit with an input failure; the group supervisor
+//      sees the down message and reports worker_down(kind = input) to the job.
+//   4. exit from the supervisor (release) or a failure while computing: the supervisor reports
+//      worker_down(kind = crash) unless the job released it.
+#include <memory>
+#include <vector>
+
+#include "actors/caf_compat.hpp"
+#include "actors/epoch_gate.hpp"
+#include "actors/payloads.hpp"
+
+namespace troupe::actors {
+
+struct worker_state {
+  static inline const char* name = "device_worker";
+  epoch_gate gate;
+  std::int32_t rank = 0;
+  msg::local_ref<worker_setup> setup;
+  std::unique_ptr<devices::device> device;
+  std::unique_ptr<models::model> model;
+  std::shared_ptr<std::vector<float>> grad;  // reused every step (the job holds it until applied)
+  std::vector<float> x;                      // gathered rows of the slice
+  std::vector<std::int32_t> labels;
+  std::vector<float> targets;
+};
+
+caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::spawn_worker spec,
+                            msg::local_ref<worker_setup> setup);
+
+}  // namespace troupe::actors

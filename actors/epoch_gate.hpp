@@ -1,0 +1,34 @@
+#pragma once
+// The stale-message rule (DESIGN §3): every job message carries (job, epoch); an actor accepts
+// only its current epoch and counts what it drops, so a reply from before a membership change
+// (issue 5) can never be mistaken for one of the current step.
+#include <cstdint>
+
+#include "core/messages.hpp"
+
+namespace troupe::actors {
+
+class epoch_gate {
+ public:
+  explicit epoch_gate(msg::job_id job = 0, msg::epoch_id epoch = 1) : job_(job), epoch_(epoch) {}
+
+  // True when the message belongs to this job's current epoch; counts it as dropped otherwise.
+  template <class Message>
+  bool admit(const Message& m) {
+    if (m.job == job_ && m.epoch == epoch_) return true;
+    ++dropped_;
+    return false;
+  }
+
+  msg::job_id job() const { return job_; }
+  msg::epoch_id epoch() const { return epoch_; }
+  void advance_to(msg::epoch_id e) { epoch_ = e; }
+  std::int64_t dropped() const { return dropped_; }
+
+ private:
+  msg::job_id job_;
+  msg::epoch_id epoch_;
+  std::int64_t dropped_ = 0;
+};
+
+}  // namespace troupe::actors

@@ -1,0 +1,550 @@
+#include "actors/job.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <exception>
+
+#include <caf/exit_reason.hpp>
+#include <caf/system_messages.hpp>
+
+#include "actors/data_distributor.hpp"
+#include "actors/parameter_server.hpp"
+#include "core/error.hpp"
+#include "core/hash.hpp"
+#include "core/rng.hpp"
+#include "data/split.hpp"
+#include "devices/device.hpp"
+#include "models/optimizer.hpp"
+
+namespace troupe::actors {
+namespace {
+
+using self_ptr = stateful<job_state>*;
+using std::chrono::duration_cast;
+
+caf::timespan seconds(double s) {
+  return duration_cast<caf::timespan>(std::chrono::duration<double>(s));
+}
+
+template <class Message>
+Message tagged(self_ptr self) {
+  Message m;
+  m.job = self->state.gate.job();
+  m.epoch = self->state.gate.epoch();
+  return m;
+}
+
+void log(self_ptr self, std::string text) {
+  auto l = tagged<msg::log_line>(self);
+  l.name = self->state.launch.cfg.name;
+  l.text = std::move(text);
+  if (self->state.launch.metrics_hub) self->send(self->state.launch.metrics_hub, std::move(l));
+}
+
+job_report make_report(self_ptr self, const std::string& status) {
+  auto& st = self->state;
+  const auto& cfg = st.launch.cfg;
+  job_report r;
+  r.name = cfg.name;
+  r.status = status;
+  r.epochs = st.step > 0 ? st.pass + 1 : 0;
+  r.steps = st.step;
+  r.global_batch = cfg.batch;
+  r.started_s = std::chrono::duration<double>(st.job_t0 - st.launch.run_t0).count();
+  r.finished_s = seconds_since(st.launch.run_t0);
+  r.wall_seconds = r.finished_s - r.started_s;
+  r.step_seconds = st.step_seconds_total;
+  if (st.step_seconds_total > 0)
+    r.samples_per_second = static_cast<double>(st.samples_total) / st.step_seconds_total;
+  if (st.pass_stats.samples > 0)
+    r.train_loss = st.pass_stats.loss_sum / static_cast<double>(st.pass_stats.samples);
+  if (st.eval_stats.samples > 0) {
+    r.test_loss = st.eval_stats.loss_sum / static_cast<double>(st.eval_stats.samples);
+    r.test_accuracy =
+        static_cast<double>(st.eval_stats.correct) / static_cast<double>(st.eval_stats.samples);
+  }
+  if (st.store) {
+    const auto& v = st.store->values;
+    double sq = 0.0;
+    for (float x : v) sq += static_cast<double>(x) * x;
+    r.params.count = v.size();
+    r.params.l2 = std::sqrt(sq);
+    r.params.fnv1a64 = fnv1a64(v.data(), v.size() * sizeof(float));
+    r.final_params = std::make_shared<const std::vector<float>>(v);
+  }
+  for (const auto& w : st.workers) {
+    worker_report wr;
+    wr.name = w.name;
+    wr.group = w.group;
+    wr.device = w.device;
+    wr.samples = w.samples;
+    wr.steps = w.steps;
+    wr.mean_batch = w.steps > 0 ? static_cast<double>(w.samples) / static_cast<double>(w.steps) : 0;
+    wr.compute_seconds = w.compute_seconds;
+    wr.samples_per_second =
+        w.compute_seconds > 0 ? static_cast<double>(w.samples) / w.compute_seconds : 0.0;
+    wr.busy_fraction = st.step_seconds_total > 0 ? w.compute_seconds / st.step_seconds_total : 0;
+    r.workers.push_back(wr);
+  }
+  r.stale_dropped = st.gate.dropped();
+  return r;
+}
+
+// Edges 5, 6, 7: report, release everything the job holds, quit.
+void finish(self_ptr self, const std::string& status, const std::string& error = "",
+            bool bad_input = false) {
+  auto& st = self->state;
+  if (st.phase == job_phase::done) return;
+  st.phase = job_phase::done;
+  auto data = std::make_shared<job_report_data>();
+  data->report = make_report(self, status);
+  data->report.error = error;
+  data->report.bad_input = bad_input;
+  auto rel = tagged<msg::release>(self);
+  for (const auto& slot : st.launch.slots) self->send(slot.supervisor, rel);
+  auto fin = tagged<msg::job_finished>(self);
+  fin.name = st.launch.cfg.name;
+  fin.status = status;
+  fin.error = error;
+  fin.bad_input = bad_input;
+  if (st.launch.metrics_hub) self->send(st.launch.metrics_hub, fin);
+  if (st.launch.task_manager)
+    self->send(st.launch.task_manager, fin, msg::local_ref<job_report_data>{data});
+  for (auto& s : st.shards) self->send_exit(s, caf::exit_reason::user_shutdown);
+  if (st.distributor) self->send_exit(st.distributor, caf::exit_reason::user_shutdown);
+  self->quit();
+}
+
+void fail(self_ptr self, const caf::error& e, const std::string& where) {
+  finish(self, "failed", where + ": " + failure_text(self->system(), e), is_input_failure(e));
+}
+
+void request_plan(self_ptr self, std::int64_t step) {
+  auto req = tagged<msg::plan_request>(self);
+  req.step = step;
+  self->send(self->state.distributor, req);
+}
+
+bool should_stop(self_ptr self) {
+  auto& st = self->state;
+  if (st.step >= st.steps_total) return true;
+  const auto& max_s = st.launch.cfg.max_seconds;
+  return max_s && seconds_since(st.train_t0) >= *max_s;
+}
+
+void evaluate(self_ptr self) {
+  auto& st = self->state;
+  st.phase = job_phase::evaluating;
+  st.answers = 0;
+  const auto n = static_cast<std::int64_t>(st.data.test ? st.data.test->n : 0);
+  if (n == 0) {
+    finish(self, "completed");
+    return;
+  }
+  const auto counts = data::split_weighted(n, st.weights);
+  std::int64_t offset = 0;
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    auto cmd = tagged<msg::eval_cmd>(self);
+    cmd.version = st.step;
+    cmd.rank = static_cast<std::int32_t>(r);
+    cmd.offset = offset;
+    cmd.count = counts[r];
+    offset += counts[r];
+    self->send(st.workers[r].actor, cmd);
+  }
+}
+
+// Sends the plan's slices to the workers (step protocol 1-2).
+void dispatch(self_ptr self, msg::step_plan plan, const msg::local_ref<msg::index_list>& indices) {
+  auto& st = self->state;
+  st.plan = std::move(plan);
+  st.pending_done = 0;
+  st.step_stats = {};
+  st.grads.assign(st.workers.size(), nullptr);
+  st.step_compute.assign(st.workers.size(), 0.0);
+  st.step_t0 = steady::now();
+  if (st.plan.data_epoch != st.pass) {
+    st.pass = st.plan.data_epoch;
+    st.pass_stats = {};
+  }
+  std::int64_t offset = 0;
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    const auto count = st.plan.counts[r];
+    if (count > 0) {
+      auto cmd = tagged<msg::compute_cmd>(self);
+      cmd.step = st.step;
+      cmd.version = st.step;
+      cmd.rank = static_cast<std::int32_t>(r);
+      cmd.offset = offset;
+      cmd.count = count;
+      self->send(st.workers[r].actor, cmd, indices);
+      ++st.pending_done;
+    }
+    offset += count;
+  }
+  // Prefetch: the next plan is ready by the time this step is applied.
+  if (st.step + 1 < st.steps_total) request_plan(self, st.step + 1);
+}
+
+void next_step(self_ptr self) {
+  auto& st = self->state;
+  if (st.draining) {
+    finish(self, "cancelled");
+    return;
+  }
+  if (should_stop(self)) {
+    evaluate(self);
+    return;
+  }
+  if (st.next_plan && st.next_plan->first.step == st.step) {
+    auto p = std::move(*st.next_plan);
+    st.next_plan.reset();
+    dispatch(self, std::move(p.first), p.second);
+  }
+  // Otherwise the plan is on its way: the step_plan handler dispatches it.
+}
+
+void start_running(self_ptr self) {
+  auto& st = self->state;
+  st.phase = job_phase::running;
+  std::string text = "split (" + st.launch.cfg.data.split + ") shares:";
+  double sum = 0.0;
+  for (double w : st.weights) sum += w;
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " %s=%.3f", st.workers[r].name.c_str(), st.weights[r] / sum);
+    text += buf;
+  }
+  log(self, text);
+  auto upd = tagged<msg::split_update>(self);
+  upd.weights = st.weights;
+  self->send(st.distributor, upd);
+  st.train_t0 = steady::now();
+  request_plan(self, 0);
+}
+
+// After every worker is ready (edge 2 / 2'): where do the split weights come from?
+void choose_weights(self_ptr self) {
+  auto& st = self->state;
+  const auto& cfg = st.launch.cfg;
+  st.weights.assign(st.workers.size(), 1.0);
+  if (cfg.data.split == "even") {
+    start_running(self);
+    return;
+  }
+  bool all_configured = true;
+  std::size_t r = 0;
+  for (const auto& slot : st.launch.slots)
+    for (std::size_t i = 0; i < slot.devices.size(); ++i, ++r) {
+      if (slot.group.weight)
+        st.weights[r] = *slot.group.weight;
+      else
+        all_configured = false;
+    }
+  if (all_configured) {
+    start_running(self);
+    return;
+  }
+  if (cfg.deterministic) {
+    // A measured probe differs run to run, and so would the split and the float sums: the
+    // devices' own capability estimates keep deterministic runs repeatable.
+    for (std::size_t k = 0; k < st.workers.size(); ++k) st.weights[k] = st.workers[k].capability;
+    start_running(self);
+    return;
+  }
+  st.phase = job_phase::probing;
+  st.answers = 0;
+  st.probe_seconds.assign(st.workers.size(), 0.0);
+  for (std::size_t k = 0; k < st.workers.size(); ++k) {
+    auto cmd = tagged<msg::probe_cmd>(self);
+    cmd.rank = static_cast<std::int32_t>(k);
+    cmd.batch = std::max<std::int64_t>(1, std::min<std::int64_t>(cfg.batch, 64));
+    cmd.steps = 3;
+    self->send(st.workers[k].actor, cmd);
+  }
+}
+
+void maybe_all_ready(self_ptr self) {
+  auto& st = self->state;
+  if (st.phase != job_phase::spawning) return;
+  for (const auto& w : st.workers)
+    if (!w.ready || !w.actor) return;
+  std::string names;
+  for (const auto& w : st.workers) names += " " + w.name;
+  log(self, "workers ready:" + names);
+  choose_weights(self);
+}
+
+// Edge 1.
+void on_data(self_ptr self, const data_bundle& bundle) {
+  auto& st = self->state;
+  const auto& cfg = st.launch.cfg;
+  st.data = bundle;
+  std::unique_ptr<models::optimizer> probe_opt;
+  try {
+    models::model_spec spec;
+    spec.kind = cfg.model.kind;
+    spec.input_shape = bundle.train->sample_shape;
+    spec.classes = bundle.train->classes;
+    spec.hidden = cfg.model.hidden;
+    auto model = models::make_model(spec);
+    st.store = std::make_shared<param_store>(model->param_count());
+    rng r(cfg.seed);
+    model->init_params(st.store->values.data(), r);
+    st.prototype = std::move(model);
+    models::optimizer_spec os;
+    os.kind = cfg.optimizer.kind;
+    os.lr = cfg.optimizer.lr;
+    os.momentum = cfg.optimizer.momentum;
+    os.nesterov = cfg.optimizer.nesterov;
+    os.beta1 = cfg.optimizer.beta1;
+    os.beta2 = cfg.optimizer.beta2;
+    os.eps = cfg.optimizer.eps;
+    os.weight_decay = cfg.optimizer.weight_decay;
+    const auto slices = shard_slices(st.store->values.size(), cfg.sync.ps_shards);
+    for (std::size_t k = 0; k < slices.size(); ++k) {
+      shard_spec ss;
+      ss.job = st.gate.job();
+      ss.epoch = st.gate.epoch();
+      ss.shard = static_cast<std::int32_t>(k);
+      ss.offset = slices[k].first;
+      ss.count = slices[k].second;
+      ss.params = st.store;
+      ss.optimizer = models::make_optimizer(os, ss.count);
+      ss.job_actor = caf::actor_cast<caf::actor>(self);
+      auto shard = self->spawn(parameter_server, std::move(ss));
+      self->monitor(shard);
+      st.shards.push_back(shard);
+    }
+  } catch (const input_error& e) {
+    finish(self, "failed", "job '" + cfg.name + "': " + e.what(), true);
+    return;
+  } catch (const std::exception& e) {
+    finish(self, "failed", "job '" + cfg.name + "': " + e.what());
+    return;
+  }
+  st.steps_per_pass =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(bundle.train->n) / cfg.batch);
+  st.steps_total = st.steps_per_pass * cfg.epochs;
+  if (cfg.max_steps) st.steps_total = std::min(st.steps_total, *cfg.max_steps);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "data: %zu train, %zu test samples; %zu parameters; %lld steps",
+                bundle.train->n, bundle.test ? bundle.test->n : std::size_t{0},
+                st.store->values.size(), static_cast<long long>(st.steps_total));
+  log(self, buf);
+
+  // Ask each supervisor for the workers of its devices; rank order = allocation order.
+  st.phase = job_phase::spawning;
+  for (const auto& slot : st.launch.slots) {
+    for (int dev : slot.devices) {
+      const auto rank = static_cast<std::int32_t>(st.workers.size());
+      worker_slot w;
+      w.group = slot.group.name;
+      w.name = slot.group.name + "/" + std::to_string(dev);
+      w.device = slot.group.device;
+      st.workers.push_back(w);
+      auto setup = std::make_shared<worker_setup>();
+      setup->job_name = cfg.name;
+      setup->group = slot.group.name;
+      try {
+        setup->device.kind = devices::parse_device_kind(slot.group.device);
+        setup->device.base = devices::parse_device_kind(slot.group.base);
+      } catch (const input_error& e) {
+        finish(self, "failed", "group '" + slot.group.name + "': " + e.what(), true);
+        return;
+      }
+      setup->device.name = w.name;
+      setup->device.threads = slot.group.threads;
+      setup->device.slowdown = slot.group.slowdown;
+      setup->device.ordinal = dev;
+      setup->prototype = st.prototype;
+      setup->data = st.data;
+      setup->params = st.store;
+      auto sw = tagged<msg::spawn_worker>(self);
+      sw.rank = rank;
+      sw.device_index = dev;
+      sw.name = w.name;
+      self->request(slot.supervisor, seconds(st.launch.step_deadline_seconds), sw,
+                    msg::local_ref<worker_setup>{setup})
+          .then(
+              [=](caf::actor& worker) {
+                if (self->state.phase == job_phase::done) return;
+                self->state.workers[static_cast<std::size_t>(rank)].actor = worker;
+                ++self->state.progress;
+                maybe_all_ready(self);
+              },
+              [=](caf::error& e) { fail(self, e, "spawning worker " + sw.name); });
+    }
+  }
+}
+
+}  // namespace
+
+caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
+  auto& st = self->state;
+  st.gate = epoch_gate{launch.id, 1};
+  st.launch = std::move(launch);
+  st.job_t0 = steady::now();
+  // Shards and the distributor are ours: one dying is the job failing (edge 7).
+  self->set_down_handler([=](const caf::down_msg& d) {
+    finish(self, "failed", "a job actor stopped: " + failure_text(self->system(), d.reason));
+  });
+  st.distributor =
+      spawn_detached(self, data_distributor, st.gate.job(), st.gate.epoch(), st.launch.cfg);
+  self->monitor(st.distributor);
+  self->request(st.distributor, seconds(st.launch.step_deadline_seconds), msg::data_atom_v)
+      .then([=](msg::local_ref<data_bundle>& b) { on_data(self, *b); },
+            [=](caf::error& e) { fail(self, e, "loading data"); });
+  // Edge 8: the watchdog.
+  self->delayed_send(self, seconds(st.launch.step_deadline_seconds), msg::wait_atom_v);
+  return {
+      [=](msg::wait_atom) {
+        auto& st = self->state;
+        if (st.progress == st.watched_progress) {
+          finish(self, "failed",
+                 "no progress for " + std::to_string(st.launch.step_deadline_seconds) +
+                     " s (step " + std::to_string(st.step) + ")");
+          return;
+        }
+        st.watched_progress = st.progress;
+        self->delayed_send(self, seconds(st.launch.step_deadline_seconds), msg::wait_atom_v);
+      },
+      [=](const msg::worker_ready& m) {
+        auto& st = self->state;
+        if (!st.gate.admit(m) || m.rank < 0 ||
+            static_cast<std::size_t>(m.rank) >= st.workers.size())
+          return;
+        st.workers[static_cast<std::size_t>(m.rank)].ready = true;
+        st.workers[static_cast<std::size_t>(m.rank)].capability = m.capability;
+        ++st.progress;
+        maybe_all_ready(self);
+      },
+      // Edge 3.
+      [=](const msg::probe_done& m) {
+        auto& st = self->state;
+        if (!st.gate.admit(m) || st.phase != job_phase::probing) return;
+        st.probe_seconds[static_cast<std::size_t>(m.rank)] = m.seconds_per_sample;
+        ++st.progress;
+        if (++st.answers < static_cast<int>(st.workers.size())) return;
+        std::string text = "probe (ms per sample):";
+        for (std::size_t r = 0; r < st.workers.size(); ++r) {
+          st.weights[r] = 1.0 / std::max(st.probe_seconds[r], 1e-9);
+          text += " " + st.workers[r].name + "=" + std::to_string(st.probe_seconds[r] * 1e3);
+        }
+        log(self, text);
+        start_running(self);
+      },
+      [=](msg::step_plan& plan, msg::local_ref<msg::index_list>& indices) {
+        auto& st = self->state;
+        if (!st.gate.admit(plan) || st.phase != job_phase::running) return;
+        ++st.progress;
+        // The plan of the step in flight's successor waits; the current one goes out now.
+        if (plan.step == st.step && st.pending_done == 0 && st.pending_applied == 0) {
+          dispatch(self, std::move(plan), indices);
+        } else {
+          st.next_plan.emplace(std::move(plan), indices);
+        }
+      },
+      [=](const msg::step_done& m, msg::local_ref<msg::grad_buffer>& grad) {
+        auto& st = self->state;
+        if (!st.gate.admit(m)) return;
+        if (st.phase != job_phase::running || m.step != st.step || st.pending_done <= 0 ||
+            m.rank < 0 || static_cast<std::size_t>(m.rank) >= st.workers.size())
+          return;
+        ++st.progress;
+        const auto r = static_cast<std::size_t>(m.rank);
+        st.grads[r] = grad.ptr;
+        st.step_compute[r] = m.compute_seconds;
+        auto& w = st.workers[r];
+        w.samples += m.samples;
+        w.steps += 1;
+        w.compute_seconds += m.compute_seconds;
+        st.step_stats.loss_sum += m.loss_sum;
+        st.step_stats.samples += static_cast<std::size_t>(m.samples);
+        st.step_stats.correct += static_cast<std::size_t>(m.correct);
+        if (--st.pending_done > 0) return;
+        // Every member reported: reduce in rank order (DESIGN §4 step 3).
+        auto cmd = tagged<msg::reduce_cmd>(self);
+        cmd.step = st.step;
+        cmd.total_samples = static_cast<std::int64_t>(st.step_stats.samples);
+        auto set = std::make_shared<msg::grad_set>();
+        for (std::size_t k = 0; k < st.grads.size(); ++k) {
+          if (!st.grads[k]) continue;
+          cmd.ranks.push_back(static_cast<std::int32_t>(k));
+          set->push_back(st.grads[k]);
+        }
+        msg::local_ref<msg::grad_set> ref{std::move(set)};
+        st.pending_applied = static_cast<int>(st.shards.size());
+        for (auto& s : st.shards) self->send(s, cmd, ref);
+      },
+      [=](const msg::applied& m) {
+        auto& st = self->state;
+        if (!st.gate.admit(m)) return;
+        if (st.phase != job_phase::running || m.step != st.step || st.pending_applied <= 0) return;
+        ++st.progress;
+        if (--st.pending_applied > 0) return;
+        // Every shard applied: the parameters are at version step + 1 (DESIGN §4 step 4).
+        const double step_s = seconds_since(st.step_t0);
+        st.store->version.store(st.step + 1);
+        st.step_seconds_total += step_s;
+        st.samples_total += static_cast<std::int64_t>(st.step_stats.samples);
+        st.pass_stats += st.step_stats;
+        st.grads.assign(st.grads.size(), nullptr);
+        ++st.step;
+        auto sm = tagged<msg::step_metrics>(self);
+        sm.name = st.launch.cfg.name;
+        sm.step = st.step;
+        sm.steps_total = st.steps_total;
+        sm.data_epoch = st.plan.data_epoch;
+        sm.epochs =
+            std::max<std::int64_t>(1, (st.steps_total + st.steps_per_pass - 1) / st.steps_per_pass);
+        sm.samples = static_cast<std::int64_t>(st.step_stats.samples);
+        sm.loss = sm.samples > 0 ? st.step_stats.loss_sum / static_cast<double>(sm.samples) : 0.0;
+        sm.step_seconds = step_s;
+        sm.samples_per_second = static_cast<double>(st.samples_total) / st.step_seconds_total;
+        sm.elapsed_seconds = seconds_since(st.job_t0);
+        for (std::size_t r = 0; r < st.workers.size(); ++r) {
+          const auto& g = st.workers[r].group;
+          if (sm.groups.empty() || sm.groups.back() != g) {
+            sm.groups.push_back(g);
+            sm.group_samples.push_back(0);
+          }
+          sm.group_samples.back() += st.plan.counts[r];
+        }
+        sm.worker_compute_seconds = st.step_compute;
+        if (st.launch.metrics_hub) self->send(st.launch.metrics_hub, std::move(sm));
+        next_step(self);
+      },
+      [=](const msg::eval_done& m) {
+        auto& st = self->state;
+        if (!st.gate.admit(m) || st.phase != job_phase::evaluating) return;
+        ++st.progress;
+        st.eval_stats.loss_sum += m.loss_sum;
+        st.eval_stats.samples += static_cast<std::size_t>(m.samples);
+        st.eval_stats.correct += static_cast<std::size_t>(m.correct);
+        if (++st.answers < static_cast<int>(st.workers.size())) return;
+        finish(self, "completed");
+      },
+      [=](const msg::worker_down& m) {
+        auto& st = self->state;
+        if (!st.gate.admit(m)) return;
+        const auto& name = static_cast<std::size_t>(m.rank) < st.workers.size()
+                               ? st.workers[static_cast<std::size_t>(m.rank)].name
+                               : std::to_string(m.rank);
+        finish(self, "failed", "worker " + name + " " + m.kind + ": " + m.reason,
+               m.kind == "input");
+      },
+      // Edge 6.
+      [=](const msg::drain& m) {
+        auto& st = self->state;
+        if (!st.gate.admit(m)) return;
+        st.draining = true;
+        if (st.phase != job_phase::running) finish(self, "cancelled");
+      },
+      [=](msg::query_atom) {
+        return caf::make_message(self->state.gate.dropped(), self->state.step);
+      },
+  };
+}
+
+}  // namespace troupe::actors

@@ -1,0 +1,100 @@
+#include "actors/job_data.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/config_load.hpp"
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "data/csv.hpp"
+#include "data/idx.hpp"
+#include "data/preprocess.hpp"
+#include "data/synthetic.hpp"
+
+namespace troupe::actors {
+namespace {
+
+// Moves a seeded 20% of `all` into a test set (sources that come without one).
+data::train_test hold_out(data::dataset all, std::uint64_t seed) {
+  std::vector<std::size_t> order(all.n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  rng(seed).fork(0x7e57).shuffle(order);
+  const std::size_t n_test = std::max<std::size_t>(1, all.n / 5);
+  data::train_test out;
+  auto take = [&](data::dataset& d, std::size_t from, std::size_t to) {
+    d.name = all.name;
+    d.sample_shape = all.sample_shape;
+    d.classes = all.classes;
+    d.n = to - from;
+    const std::size_t f = all.features();
+    d.x.resize(d.n * f);
+    for (std::size_t i = from; i < to; ++i) {
+      std::copy(all.row(order[i]), all.row(order[i]) + f, d.x.begin() + (i - from) * f);
+      if (!all.labels.empty()) d.labels.push_back(all.labels[order[i]]);
+      if (!all.targets.empty()) d.targets.push_back(all.targets[order[i]]);
+    }
+  };
+  take(out.test, 0, n_test);
+  take(out.train, n_test, all.n);
+  return out;
+}
+
+}  // namespace
+
+data_bundle load_job_data(const config::data_config& cfg, std::uint64_t seed) {
+  data::train_test tt;
+  if (cfg.dataset == "fashion-mnist" || cfg.dataset == "idx") {
+    tt = data::load_fashion_mnist(cfg.path.empty() ? config::default_fashion_mnist_path : cfg.path);
+  } else if (cfg.dataset == "csv") {
+    tt = hold_out(data::load_csv(cfg.path), seed);
+  } else if (cfg.dataset == "synthetic") {
+    rng r(seed);
+    const std::size_t n = cfg.synthetic_samples ? cfg.synthetic_samples : 4096;
+    if (cfg.synthetic_kind == "linear") {
+      tt = hold_out(data::make_linear_regression(n, 16, 0.1, r).data, seed);
+    } else if (cfg.synthetic_kind == "blobs") {
+      tt = hold_out(data::make_gaussian_blobs(n, 10, 32, 4.0, r).data, seed);
+    } else {
+      throw input_error("data.synthetic_kind: unknown kind '" + cfg.synthetic_kind +
+                        "' (blobs | linear)");
+    }
+  } else {
+    throw input_error("data.dataset: unknown dataset '" + cfg.dataset + "'");
+  }
+  if (tt.train.n == 0)
+    throw input_error("data: the training set of '" + cfg.dataset + "' is empty");
+  if (!cfg.preprocess.empty()) {
+    data::pipeline p(cfg.preprocess);
+    p.fit_apply(tt.train);
+    p.apply(tt.test);
+  }
+  data_bundle out;
+  out.train = std::make_shared<const data::dataset>(std::move(tt.train));
+  out.test = std::make_shared<const data::dataset>(std::move(tt.test));
+  return out;
+}
+
+step_sampler::step_sampler(std::size_t n, std::int64_t batch, std::uint64_t seed)
+    : n_(n),
+      batch_(batch),
+      seed_(seed),
+      steps_per_pass_(std::max<std::int64_t>(1, static_cast<std::int64_t>(n) / batch)) {}
+
+std::vector<std::int64_t> step_sampler::batch(std::int64_t step) {
+  const std::int64_t pass = pass_of(step);
+  if (pass != cached_pass_) {
+    perm_.resize(n_);
+    std::iota(perm_.begin(), perm_.end(), std::int64_t{0});
+    rng(seed_).fork(static_cast<std::uint64_t>(pass) + 1).shuffle(perm_);
+    cached_pass_ = pass;
+  }
+  std::vector<std::int64_t> out(static_cast<std::size_t>(batch_));
+  const std::int64_t start = (step % steps_per_pass_) * batch_;
+  // A batch larger than the set wraps around the permutation.
+  for (std::int64_t i = 0; i < batch_; ++i)
+    out[static_cast<std::size_t>(i)] =
+        perm_[static_cast<std::size_t>((start + i) % static_cast<std::int64_t>(n_))];
+  return out;
+}
+
+}  // namespace troupe::actors

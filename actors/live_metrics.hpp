@@ -1,0 +1,34 @@
+#pragma once
+// What embedding apps and the progress line see of a running job (no CAF here): one record per
+// completed step, and log lines. Callbacks run on the metrics hub's thread, one at a time: they
+// must be quick and must not block on the runtime.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace troupe {
+
+struct live_metrics {
+  std::string job;
+  std::int64_t step = 0;  // steps completed
+  std::int64_t steps_total = 0;
+  std::int64_t epoch = 0;  // the pass over the training set (0-based)
+  std::int64_t epochs = 0;
+  double loss = 0.0;  // mean loss of this step's global batch
+  double samples_per_second = 0.0;
+  double step_seconds = 0.0;
+  double elapsed_seconds = 0.0;
+  std::vector<std::pair<std::string, std::int64_t>> split;  // samples per group this step
+};
+
+using metrics_callback = std::function<void(const live_metrics&)>;
+using log_callback = std::function<void(const std::string& job, const std::string& line)>;
+
+struct metrics_subscribers {
+  std::vector<metrics_callback> on_step;
+  std::vector<log_callback> on_log;
+};
+
+}  // namespace troupe

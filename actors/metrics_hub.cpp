@@ -1,0 +1,83 @@
+#include "actors/metrics_hub.hpp"
+
+#include <filesystem>
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
+
+namespace troupe::actors {
+namespace {
+
+spdlog::logger* log_of(hub_state& st, const std::string& job) {
+  if (st.log_dir.empty()) return nullptr;
+  auto it = st.logs.find(job);
+  if (it != st.logs.end()) return it->second.get();
+  std::error_code ec;
+  std::filesystem::create_directories(st.log_dir, ec);
+  try {
+    auto sink =
+        std::make_shared<spdlog::sinks::basic_file_sink_mt>(st.log_dir + "/" + job + ".log", true);
+    auto lg = std::make_shared<spdlog::logger>("job:" + job, sink);
+    lg->set_pattern("[%Y-%m-%d %H:%M:%S.%e] %v");
+    lg->flush_on(spdlog::level::warn);
+    st.logs[job] = lg;
+    return lg.get();
+  } catch (const spdlog::spdlog_ex&) {
+    st.logs[job] = nullptr;  // an unwritable log dir must not stop training
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+live_metrics to_live(const msg::step_metrics& m) {
+  live_metrics out;
+  out.job = m.name;
+  out.step = m.step;
+  out.steps_total = m.steps_total;
+  out.epoch = m.data_epoch;
+  out.epochs = m.epochs;
+  out.loss = m.loss;
+  out.samples_per_second = m.samples_per_second;
+  out.step_seconds = m.step_seconds;
+  out.elapsed_seconds = m.elapsed_seconds;
+  for (std::size_t i = 0; i < m.groups.size() && i < m.group_samples.size(); ++i)
+    out.split.emplace_back(m.groups[i], m.group_samples[i]);
+  return out;
+}
+
+caf::behavior metrics_hub(stateful<hub_state>* self,
+                          std::shared_ptr<const metrics_subscribers> subscribers,
+                          std::string log_dir) {
+  self->state.subscribers = std::move(subscribers);
+  self->state.log_dir = std::move(log_dir);
+  return {
+      [=](const msg::step_metrics& m) {
+        auto& st = self->state;
+        auto live = to_live(m);
+        if (auto* lg = log_of(st, m.name)) {
+          std::string split;
+          for (const auto& [g, n] : live.split) split += " " + g + "=" + std::to_string(n);
+          lg->info("step {}/{} epoch {} loss {:.4f} step_s {:.4f} samples/s {:.1f} split{}", m.step,
+                   m.steps_total, m.data_epoch + 1, m.loss, m.step_seconds, m.samples_per_second,
+                   split);
+        }
+        for (const auto& f : st.subscribers->on_step) f(live);
+      },
+      [=](const msg::log_line& l) {
+        auto& st = self->state;
+        if (auto* lg = log_of(st, l.name)) lg->info("{}", l.text);
+        for (const auto& f : st.subscribers->on_log) f(l.name, l.text);
+      },
+      [=](const msg::job_finished& f) {
+        auto& st = self->state;
+        if (auto* lg = log_of(st, f.name)) {
+          lg->info("finished: {}{}", f.status, f.error.empty() ? "" : " (" + f.error + ")");
+          lg->flush();
+        }
+        // The logger stays: the task manager's last event for this job still goes to its file.
+      },
+  };
+}
+
+}  // namespace troupe::actors

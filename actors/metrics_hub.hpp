@@ -1,0 +1,33 @@
+#pragma once
+// metrics_hub: one per runtime. Every job sends it one step_metrics per completed step and its
+// log lines; the hub writes each job's log file (spdlog, LOG_DIR/JOB.log) and hands the records
+// to the subscribers (the progress line of `troupe run`, embedding apps; the policy actors of
+// issue 6 subscribe here too). It owns no lifecycle beyond open log files: a job's file is
+// opened (truncated) at its first record of the run and flushed when the job finishes.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "actors/caf_compat.hpp"
+#include "actors/live_metrics.hpp"
+
+namespace spdlog {
+class logger;
+}
+
+namespace troupe::actors {
+
+struct hub_state {
+  static inline const char* name = "metrics_hub";
+  std::shared_ptr<const metrics_subscribers> subscribers;
+  std::string log_dir;  // empty: no log files
+  std::map<std::string, std::shared_ptr<spdlog::logger>> logs;
+};
+
+caf::behavior metrics_hub(stateful<hub_state>* self,
+                          std::shared_ptr<const metrics_subscribers> subscribers,
+                          std::string log_dir);
+
+live_metrics to_live(const msg::step_metrics& m);
+
+}  // namespace troupe::actors

@@ -1,0 +1,60 @@
+#include "actors/parameter_server.hpp"
+
+#include <algorithm>
+
+namespace troupe::actors {
+
+std::vector<std::pair<std::size_t, std::size_t>> shard_slices(std::size_t n, int shards) {
+  const std::size_t k = std::max<std::size_t>(1, std::min<std::size_t>(n, std::max(1, shards)));
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::size_t count = n / k + (i < n % k ? 1 : 0);
+    out.emplace_back(offset, count);
+    offset += count;
+  }
+  return out;
+}
+
+caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
+  self->state.gate = epoch_gate{spec.job, spec.epoch};
+  self->state.mean.assign(spec.count, 0.0f);
+  self->state.spec = std::move(spec);
+  return {
+      // Edges 1-3.
+      [=](const msg::reduce_cmd& cmd, const msg::local_ref<msg::grad_set>& grads) {
+        auto& st = self->state;
+        if (!st.gate.admit(cmd)) return;
+        if (cmd.step != st.version || !grads || grads->size() != cmd.ranks.size() ||
+            cmd.total_samples <= 0) {
+          ++st.out_of_order;
+          return;
+        }
+        const std::size_t lo = st.spec.offset;
+        const std::size_t n = st.spec.count;
+        float* mean = st.mean.data();
+        // Sum in the command's rank order, then divide: the mean gradient of the global batch.
+        const auto& first = *(*grads)[0];
+        std::copy(first.begin() + lo, first.begin() + lo + n, mean);
+        for (std::size_t r = 1; r < grads->size(); ++r) {
+          const float* g = (*grads)[r]->data() + lo;
+          for (std::size_t i = 0; i < n; ++i) mean[i] += g[i];
+        }
+        const float total = static_cast<float>(cmd.total_samples);
+        for (std::size_t i = 0; i < n; ++i) mean[i] /= total;
+        st.spec.optimizer->step(st.spec.params->values.data() + lo, mean);
+        ++st.version;
+        self->send(st.spec.job_actor,
+                   msg::applied{cmd.job, cmd.epoch, cmd.step, st.spec.shard, st.version});
+      },
+      // Edge 4.
+      [=](msg::start_atom, msg::epoch_id epoch) { self->state.gate.advance_to(epoch); },
+      // Edge 5.
+      [=](msg::query_atom) {
+        return caf::make_message(self->state.version,
+                                 self->state.gate.dropped() + self->state.out_of_order);
+      },
+  };
+}
+
+}  // namespace troupe::actors

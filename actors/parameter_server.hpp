@@ -1,0 +1,54 @@
+#pragma once
+// parameter_server: one shard of a job's parameters. Shard k owns the contiguous slice
+// [offset, offset + count) of the job's flat parameter buffer and its own optimizer instance over
+// that slice (optimizers are element-wise, so N shards give the same result as one). The
+// parameter version is the number of steps applied.
+//
+// State machine (one state per membership epoch; the shard has no other lifecycle):
+//
+//   SERVING(epoch e, version v)
+//     1. reduce_cmd(e, step = v)  -> sum the ranks' gradient sums in the command's rank order
+//                                    (fixed, not arrival: bit-for-bit repeatable), divide by the
+//                                    total sample count, optimizer step, v := v + 1, send applied
+//     2. reduce_cmd(e' != e)      -> stale: dropped and counted
+//     3. reduce_cmd(e, step != v) -> out of order (a duplicate): dropped and counted
+//     4. (start_atom, e')         -> move to epoch e' (membership change, issue 5)
+//     5. (query_atom)             -> replies (version, dropped) for tests and reports
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "actors/caf_compat.hpp"
+#include "actors/epoch_gate.hpp"
+#include "actors/payloads.hpp"
+#include "models/optimizer.hpp"
+
+namespace troupe::actors {
+
+struct shard_spec {
+  msg::job_id job = 0;
+  msg::epoch_id epoch = 1;
+  std::int32_t shard = 0;
+  std::size_t offset = 0;
+  std::size_t count = 0;
+  std::shared_ptr<param_store> params;
+  std::shared_ptr<models::optimizer> optimizer;  // sized `count`, owned by this shard only
+  caf::actor job_actor;                          // receives `applied`
+};
+
+struct shard_state {
+  static inline const char* name = "parameter_server";
+  shard_spec spec;
+  epoch_gate gate;
+  std::int64_t version = 0;
+  std::int64_t out_of_order = 0;
+  std::vector<float> mean;  // the step's mean gradient over this slice
+};
+
+caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec);
+
+// Even contiguous slices of n parameters over `shards` shards (the first n % shards get one
+// more); shards is clamped to [1, n].
+std::vector<std::pair<std::size_t, std::size_t>> shard_slices(std::size_t n, int shards);
+
+}  // namespace troupe::actors

@@ -1,0 +1,61 @@
+#pragma once
+// In-process payloads that ride beside control messages as msg::local_ref<T> (never
+// serialised; core/messages.hpp). They hold the big things (datasets, parameters, models) so
+// that actors in one process share buffers instead of copying them (DESIGN §5).
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/report.hpp"
+#include "core/config.hpp"
+#include "data/dataset.hpp"
+#include "devices/device.hpp"
+#include "models/model.hpp"
+
+namespace troupe::actors {
+
+// The flat parameters of one job. Each parameter-server shard writes only its own contiguous
+// slice, and only between the step's last step_done and its `applied`; workers read the whole
+// buffer only between a compute_cmd and their step_done. The step protocol keeps those windows
+// apart, and CAF's mailbox hand-off orders the memory accesses, so no lock is needed.
+struct param_store {
+  explicit param_store(std::size_t n) : values(n, 0.0f) {}
+  std::vector<float> values;
+  // The version every shard has reached (= steps applied); written by the job only.
+  std::atomic<std::int64_t> version{0};
+};
+
+// The training and test sets after preprocessing, shared read-only by every worker.
+struct data_bundle {
+  std::shared_ptr<const data::dataset> train;
+  std::shared_ptr<const data::dataset> test;
+};
+
+// What a device_worker needs to start: its device, a model to clone, the data and the store.
+struct worker_setup {
+  std::string job_name;
+  std::string group;
+  devices::device_spec device;
+  std::shared_ptr<const models::model> prototype;
+  data_bundle data;
+  std::shared_ptr<param_store> params;
+};
+
+// A job handed to the task manager.
+struct job_request {
+  config::job_config config;
+};
+
+// A finished job's report, handed from the job to the task manager.
+struct job_report_data {
+  job_report report;
+};
+
+// Everything the task manager knows at the end of a run.
+struct run_report_data {
+  run_report report;
+};
+
+}  // namespace troupe::actors

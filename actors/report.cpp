@@ -1,0 +1,88 @@
+#include "actors/report.hpp"
+
+#include <cstdio>
+
+namespace troupe {
+
+std::string hex64(std::uint64_t x) {
+  char buf[19];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(x));
+  return buf;
+}
+
+nlohmann::json to_json(const job_report& j) {
+  nlohmann::json workers = nlohmann::json::array();
+  for (const auto& w : j.workers) {
+    workers.push_back({{"name", w.name},
+                       {"group", w.group},
+                       {"device", w.device},
+                       {"samples", w.samples},
+                       {"mean_batch", w.mean_batch},
+                       {"samples_per_second", w.samples_per_second},
+                       {"compute_seconds", w.compute_seconds},
+                       {"busy_fraction", w.busy_fraction}});
+  }
+  nlohmann::json out = {
+      {"name", j.name},
+      {"status", j.status},
+      {"epochs", j.epochs},
+      {"steps", j.steps},
+      {"global_batch", j.global_batch},
+      {"started_s", j.started_s},
+      {"finished_s", j.finished_s},
+      {"wall_seconds", j.wall_seconds},
+      {"samples_per_second", j.samples_per_second},
+      {"train_loss", j.train_loss},
+      {"test_loss", j.test_loss},
+      {"test_accuracy", j.test_accuracy},
+      {"params",
+       {{"count", j.params.count}, {"l2", j.params.l2}, {"fnv1a64", hex64(j.params.fnv1a64)}}},
+      {"workers", workers},
+      {"faults",
+       {{"injected", j.faults.injected},
+        {"failures", j.faults.failures},
+        {"restarts", j.faults.restarts},
+        {"migrations", j.faults.migrations},
+        {"lost_steps", j.faults.lost_steps},
+        {"recovery_ms", j.faults.recovery_ms}}},
+      {"rebalances", j.rebalances},
+  };
+  if (!j.error.empty()) out["error"] = j.error;
+  return out;
+}
+
+nlohmann::json to_json(const run_report& r) {
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& j : r.jobs) jobs.push_back(to_json(j));
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& g : r.cluster.groups) {
+    nlohmann::json one = {{"name", g.name},
+                          {"device", g.device},
+                          {"count", g.count},
+                          {"threads", g.threads},
+                          {"slowdown", g.slowdown}};
+    if (g.weight > 0) one["weight"] = g.weight;
+    groups.push_back(one);
+  }
+  nlohmann::json schedule = nlohmann::json::array();
+  for (const auto& e : r.cluster.schedule)
+    schedule.push_back({{"at_s", e.at_s}, {"job", e.job}, {"event", e.what}, {"groups", e.groups}});
+  return {{"jobs", jobs},
+          {"cluster",
+           {{"groups", groups},
+            {"devices", r.cluster.devices},
+            {"wall_seconds", r.cluster.wall_seconds},
+            {"schedule", schedule}}}};
+}
+
+int exit_code(const run_report& r) {
+  int rc = 0;
+  for (const auto& j : r.jobs) {
+    if (j.status == "completed") continue;
+    if (j.status == "failed" && j.bad_input) return 2;
+    if (j.status == "failed") rc = 1;
+  }
+  return rc;
+}
+
+}  // namespace troupe

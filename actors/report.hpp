@@ -1,0 +1,101 @@
+#pragma once
+// The run report (`troupe run --report FILE.json`; documented in docs/REPORT.md, a public
+// contract): what each job did and what the cluster looked like. Plain structs, no CAF, so that
+// embedding apps and tests read them directly; to_json() writes exactly the documented keys.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace troupe {
+
+struct worker_report {
+  std::string name;  // GROUP/INDEX
+  std::string group;
+  std::string device;  // cpu | sim | cuda
+  std::int64_t samples = 0;
+  std::int64_t steps = 0;  // steps in which the worker had a non-empty slice
+  double mean_batch = 0.0;
+  double samples_per_second = 0.0;  // samples / compute_seconds
+  double compute_seconds = 0.0;
+  double busy_fraction = 0.0;  // compute_seconds / wall time of the job's steps
+};
+
+struct fault_report {
+  std::int64_t injected = 0;
+  std::int64_t failures = 0;
+  std::int64_t restarts = 0;
+  std::int64_t migrations = 0;
+  std::int64_t lost_steps = 0;
+  std::vector<double> recovery_ms;
+};
+
+struct param_report {
+  std::uint64_t count = 0;
+  double l2 = 0.0;
+  std::uint64_t fnv1a64 = 0;  // of the float bytes, in order; JSON: "0x" + 16 hex digits
+};
+
+struct job_report {
+  std::string name;
+  std::string status = "failed";  // completed | failed | cancelled
+  std::string error;              // why it failed (empty otherwise); not in the JSON when empty
+  bool bad_input = false;         // failed on bad input (a dataset, a model spec): exit 2
+  std::int64_t epochs = 0;        // passes over the training set begun
+  std::int64_t steps = 0;
+  std::int64_t global_batch = 0;
+  double started_s = 0.0;  // since the run began
+  double finished_s = 0.0;
+  double wall_seconds = 0.0;
+  double samples_per_second = 0.0;  // trained samples / time spent in steps
+  double train_loss = 0.0;          // mean over the steps of the last pass
+  double test_loss = 0.0;
+  double test_accuracy = 0.0;
+  param_report params;
+  std::vector<worker_report> workers;
+  fault_report faults;
+  std::int64_t rebalances = 0;
+  std::int64_t stale_dropped = 0;  // messages of an old epoch that the job's actors dropped
+  double step_seconds = 0.0;       // wall time of the job's steps (busy_fraction's denominator)
+  // The final parameters, for embedding apps and tests (not in the JSON).
+  std::shared_ptr<const std::vector<float>> final_params;
+};
+
+struct group_report {
+  std::string name;
+  std::string device;
+  int count = 0;
+  int threads = 1;
+  double weight = 0.0;  // 0 when measured
+  double slowdown = 1.0;
+};
+
+struct schedule_event {
+  double at_s = 0.0;
+  std::string job;
+  std::string what;  // queued | started | completed | failed | cancelled
+  std::vector<std::string> groups;
+};
+
+struct cluster_report {
+  std::vector<group_report> groups;
+  int devices = 0;
+  double wall_seconds = 0.0;
+  std::vector<schedule_event> schedule;
+};
+
+struct run_report {
+  std::vector<job_report> jobs;
+  cluster_report cluster;
+};
+
+nlohmann::json to_json(const job_report& j);
+nlohmann::json to_json(const run_report& r);
+// 0 when every job completed, 2 when one failed on bad input, 1 when one failed otherwise.
+int exit_code(const run_report& r);
+// "0x" followed by 16 lower-case hex digits.
+std::string hex64(std::uint64_t x);
+
+}  // namespace troupe

@@ -1,0 +1,113 @@
+#include "actors/runtime.hpp"
+
+#include <chrono>
+
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
+
+#include "actors/caf_compat.hpp"
+#include "actors/metrics_hub.hpp"
+#include "actors/task_manager.hpp"
+#include "core/error.hpp"
+
+namespace troupe {
+namespace {
+
+void check_job(const config::job_config& job) {
+  if (job.sync.mode != "ps")
+    throw input_error("job '" + job.name + "': sync.mode '" + job.sync.mode +
+                      "' is not available in this build (ps)");
+  if (job.sync.ps_shards < 1)
+    throw input_error("job '" + job.name + "': sync.ps_shards must be at least 1");
+  if (job.batch <= 0) throw input_error("job '" + job.name + "': batch must be positive");
+  if (job.name.empty()) throw input_error("a job has no name");
+}
+
+}  // namespace
+
+struct runtime::impl {
+  config::run_config cfg;
+  runtime_options opts;
+  std::shared_ptr<metrics_subscribers> subscribers = std::make_shared<metrics_subscribers>();
+  caf::actor_system_config caf_cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  caf::actor hub;
+  caf::actor tm;
+  bool started = false;
+};
+
+runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make_unique<impl>()) {
+  if (cfg.cluster.groups.empty()) throw input_error(cfg.source + ": cluster.groups is empty");
+  for (const auto& j : cfg.jobs) check_job(j);
+  impl_->cfg = std::move(cfg);
+  impl_->opts = std::move(opts);
+}
+
+runtime::~runtime() {
+  if (!impl_->sys) return;
+  caf::anon_send_exit(impl_->tm, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(impl_->hub, caf::exit_reason::user_shutdown);
+  impl_->tm = nullptr;
+  impl_->hub = nullptr;
+  impl_->sys->await_all_actors_done();
+}
+
+void runtime::register_model(const std::string& kind, models::model_factory factory) {
+  models::register_model(kind, std::move(factory));
+}
+
+void runtime::on_metrics(metrics_callback f) {
+  impl_->subscribers->on_step.push_back(std::move(f));
+}
+void runtime::on_log(log_callback f) {
+  impl_->subscribers->on_log.push_back(std::move(f));
+}
+
+void runtime::start() {
+  if (impl_->started) return;
+  impl_->started = true;
+  actors::register_types(impl_->caf_cfg);
+  if (impl_->opts.scheduler_threads > 0)
+    impl_->caf_cfg.set("scheduler.max-threads", static_cast<size_t>(impl_->opts.scheduler_threads));
+  impl_->sys = std::make_unique<caf::actor_system>(impl_->caf_cfg);
+  impl_->hub = impl_->sys->spawn(actors::metrics_hub,
+                                 std::shared_ptr<const metrics_subscribers>(impl_->subscribers),
+                                 impl_->opts.log_dir);
+  actors::task_manager_options tmo;
+  tmo.cluster = impl_->cfg.cluster;
+  tmo.metrics_hub = impl_->hub;
+  tmo.run_t0 = steady::now();
+  tmo.step_deadline_seconds = impl_->opts.step_deadline_seconds;
+  impl_->tm = impl_->sys->spawn(actors::task_manager, std::move(tmo));
+  for (const auto& j : impl_->cfg.jobs) {
+    auto req = std::make_shared<actors::job_request>();
+    req->config = j;
+    caf::anon_send(impl_->tm, msg::submit_atom_v, msg::local_ref<actors::job_request>{req});
+  }
+}
+
+void runtime::submit(config::job_config job) {
+  check_job(job);
+  start();
+  auto req = std::make_shared<actors::job_request>();
+  req->config = std::move(job);
+  caf::anon_send(impl_->tm, msg::submit_atom_v, msg::local_ref<actors::job_request>{req});
+}
+
+run_report runtime::wait() {
+  start();
+  caf::scoped_actor self{*impl_->sys};
+  const auto limit = impl_->opts.wait_seconds > 0
+                         ? std::chrono::duration_cast<caf::timespan>(
+                               std::chrono::duration<double>(impl_->opts.wait_seconds))
+                         : caf::timespan{std::chrono::hours(24 * 365)};
+  run_report out;
+  std::string failure;
+  self->request(impl_->tm, limit, msg::wait_atom_v)
+      .receive([&](msg::local_ref<actors::run_report_data>& r) { out = r->report; },
+               [&](caf::error& e) { failure = actors::failure_text(*impl_->sys, e); });
+  if (!failure.empty()) throw runtime_failure("waiting for the jobs: " + failure);
+  return out;
+}
+
+}  // namespace troupe

@@ -1,0 +1,68 @@
+#pragma once
+// Troupe as a library: embed the whole runtime (an in-process heterogeneous cluster) in your own
+// program. No CAF types in this header.
+//
+//   troupe::runtime rt(troupe::config::load_config("cluster.yaml"));
+//   troupe::runtime::register_model("my-net", [](const troupe::models::model_spec& s) { ... });
+//   rt.on_metrics([](const troupe::live_metrics& m) { ... });   // live, one per step
+//   rt.submit(job);                                              // besides the config's jobs
+//   troupe::run_report report = rt.run();                        // start + wait
+//
+// The config's jobs are submitted by start(); submit() adds more before or after start(). The
+// callbacks run on the runtime's metrics thread, one at a time: keep them short.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "actors/live_metrics.hpp"
+#include "actors/report.hpp"
+#include "core/config.hpp"
+#include "models/model.hpp"
+
+namespace troupe {
+
+struct runtime_options {
+  // Where each job's log file (JOB.log) goes; empty: no log files.
+  std::string log_dir;
+  // No step (and no setup phase) of a job may take longer; the job fails instead of hanging.
+  double step_deadline_seconds = 600.0;
+  // wait() gives up after this long (0: never) and throws troupe::runtime_failure.
+  double wait_seconds = 0.0;
+  // CAF scheduler threads for the control plane (0: CAF's default). Device workers have their
+  // own threads whatever this says.
+  int scheduler_threads = 0;
+};
+
+class runtime {
+ public:
+  // Checks what the config loader cannot (e.g. a sync mode this build does not run) and throws
+  // troupe::input_error before anything starts.
+  explicit runtime(config::run_config cfg, runtime_options opts = {});
+  ~runtime();
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  // Makes a model class available to jobs by `model.kind` (before the jobs that use it start).
+  static void register_model(const std::string& kind, models::model_factory factory);
+
+  // Subscriptions; call before start().
+  void on_metrics(metrics_callback f);
+  void on_log(log_callback f);
+
+  // Starts the cluster and submits the config's jobs. Idempotent.
+  void start();
+  // Queues another job (starts the runtime if needed). Throws input_error for an invalid job.
+  void submit(config::job_config job);
+  // Blocks until every submitted job has ended; returns the report.
+  run_report wait();
+  run_report run() {
+    start();
+    return wait();
+  }
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace troupe

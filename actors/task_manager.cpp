@@ -1,0 +1,317 @@
+#include "actors/task_manager.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <set>
+
+#include <caf/exit_reason.hpp>
+#include <caf/system_messages.hpp>
+
+#include "actors/group_supervisor.hpp"
+#include "core/error.hpp"
+#include "policies/scheduling.hpp"
+
+namespace troupe::actors {
+namespace {
+
+using self_ptr = stateful<tm_state>*;
+
+void event(self_ptr self, const std::string& job, const std::string& what,
+           std::vector<std::string> groups = {}) {
+  auto& st = self->state;
+  st.events.push_back({seconds_since(st.opts.run_t0), job, what, std::move(groups)});
+  if (st.opts.metrics_hub) {
+    msg::log_line l;
+    l.name = job;
+    l.text = what;
+    for (const auto& g : st.events.back().groups)
+      l.text += (g == st.events.back().groups.front() ? " on " : ", ") + g;
+    self->send(st.opts.metrics_hub, l);
+  }
+}
+
+// A job that ends without ever running (cancelled, bad demand) still gets a report.
+void end_unstarted(self_ptr self, const queued_entry& q, const std::string& status,
+                   const std::string& error, bool bad_input) {
+  auto& st = self->state;
+  job_report r;
+  r.name = q.cfg.name;
+  r.status = status;
+  r.error = error;
+  r.bad_input = bad_input;
+  r.global_batch = q.cfg.batch;
+  r.started_s = r.finished_s = seconds_since(st.opts.run_t0);
+  st.reports.push_back(r);
+  st.outcomes[q.cfg.name] = status;
+  event(self, q.cfg.name, status);
+}
+
+void deliver_if_idle(self_ptr self) {
+  auto& st = self->state;
+  if (!st.queue.empty() || !st.running.empty() || st.waiters.empty()) return;
+  auto data = std::make_shared<run_report_data>();
+  data->report.jobs = st.reports;
+  for (const auto& g : st.groups) {
+    data->report.cluster.groups.push_back({g.cfg.name, g.cfg.device, g.cfg.count, g.cfg.threads,
+                                           g.cfg.weight.value_or(0.0), g.cfg.slowdown});
+    data->report.cluster.devices += g.cfg.count;
+  }
+  data->report.cluster.wall_seconds = seconds_since(st.opts.run_t0);
+  data->report.cluster.schedule = st.events;
+  for (auto& rp : st.waiters) rp.deliver(msg::local_ref<run_report_data>{data});
+  st.waiters.clear();
+}
+
+// Jobs whose dependency failed or was cancelled can never run (edge 3); transitively.
+bool cancel_orphans(self_ptr self) {
+  auto& st = self->state;
+  bool any = false;
+  for (auto it = st.queue.begin(); it != st.queue.end();) {
+    std::string dead;
+    for (const auto& dep : it->cfg.after) {
+      auto o = st.outcomes.find(dep);
+      if (o != st.outcomes.end() && (o->second == "failed" || o->second == "cancelled")) dead = dep;
+    }
+    if (dead.empty()) {
+      ++it;
+      continue;
+    }
+    auto q = *it;
+    it = st.queue.erase(it);
+    end_unstarted(self, q, "cancelled", "job '" + dead + "' it depends on did not complete", false);
+    any = true;
+  }
+  return any;
+}
+
+// The devices a job asks for: every device of the groups it names (all groups when it names
+// none). The config has no smaller device count yet; policies::admit takes any demand.
+int demand_of(const tm_state& st, const config::job_config& cfg) {
+  int n = 0;
+  for (const auto& g : st.groups)
+    if (cfg.resources.empty() ||
+        std::find(cfg.resources.begin(), cfg.resources.end(), g.cfg.name) != cfg.resources.end())
+      n += g.cfg.count;
+  return std::max(1, n);
+}
+
+void schedule(self_ptr self) {
+  auto& st = self->state;
+  while (cancel_orphans(self)) {
+  }
+  std::vector<policies::job_request> pending;
+  std::set<std::string> completed, running;
+  for (const auto& [name, outcome] : st.outcomes) {
+    if (outcome == "completed") completed.insert(name);
+    if (outcome == "running") running.insert(name);
+  }
+  std::vector<policies::group_state> groups;
+  for (const auto& g : st.groups) {
+    int free = 0;
+    for (bool b : g.busy) free += b ? 0 : 1;
+    groups.push_back({g.cfg.name, free, g.cfg.count,
+                      g.cfg.weight.value_or(g.cfg.device == "sim" ? 1.0 / g.cfg.slowdown : 1.0)});
+  }
+  policies::admission_result adm;
+  for (;;) {
+    pending.clear();
+    for (const auto& q : st.queue) {
+      policies::job_request r;
+      r.name = q.cfg.name;
+      r.priority = q.cfg.priority;
+      r.demand = demand_of(st, q.cfg);
+      r.after = q.cfg.after;
+      r.resources = q.cfg.resources;
+      pending.push_back(std::move(r));
+    }
+    try {
+      for (auto& r : pending) {
+        const auto& q = *std::find_if(st.queue.begin(), st.queue.end(),
+                                      [&](const queued_entry& e) { return e.cfg.name == r.name; });
+        r.kind = policies::parse_placement(q.cfg.placement);
+      }
+      adm = policies::admit(pending, groups, completed, running);
+      break;
+    } catch (const input_error& e) {
+      // Bad demands (edge 4): fail the jobs the check names, or all queued ones if it names none.
+      const std::string what = e.what();
+      std::vector<queued_entry> bad;
+      for (const auto& q : st.queue)
+        if (what.find("'" + q.cfg.name + "'") != std::string::npos) bad.push_back(q);
+      if (bad.empty()) bad = st.queue;
+      for (const auto& b : bad) {
+        st.queue.erase(std::find_if(st.queue.begin(), st.queue.end(),
+                                    [&](const queued_entry& e) { return e.id == b.id; }));
+        end_unstarted(self, b, "failed", what, true);
+      }
+    }
+  }
+  auto take_queued = [&](const std::string& name) {
+    auto it = std::find_if(st.queue.begin(), st.queue.end(),
+                           [&](const queued_entry& e) { return e.cfg.name == name; });
+    auto q = *it;
+    st.queue.erase(it);
+    return q;
+  };
+  for (const auto& name : adm.infeasible) {
+    auto q = take_queued(name);
+    end_unstarted(self, q, "failed", "its demand exceeds the devices of its groups", true);
+  }
+  for (const auto& dec : adm.start) {  // edge 1
+    auto q = take_queued(dec.job);
+    job_launch launch;
+    launch.id = q.id;
+    launch.cfg = q.cfg;
+    launch.task_manager = caf::actor_cast<caf::actor>(self);
+    launch.metrics_hub = st.opts.metrics_hub;
+    launch.run_t0 = st.opts.run_t0;
+    launch.step_deadline_seconds = st.opts.step_deadline_seconds;
+    running_entry run;
+    run.name = q.cfg.name;
+    std::vector<std::string> names;
+    for (const auto& entry : dec.where) {
+      if (entry.devices <= 0) continue;
+      for (auto& g : st.groups) {
+        if (g.cfg.name != entry.group) continue;
+        group_slot slot{g.cfg, g.supervisor, {}};
+        for (std::size_t d = 0;
+             d < g.busy.size() && static_cast<int>(slot.devices.size()) < entry.devices; ++d)
+          if (!g.busy[d]) {
+            g.busy[d] = true;
+            slot.devices.push_back(static_cast<int>(d));
+          }
+        run.held.emplace_back(entry.group, slot.devices);
+        launch.slots.push_back(std::move(slot));
+        names.push_back(entry.group);
+      }
+    }
+    st.outcomes[q.cfg.name] = "running";
+    event(self, q.cfg.name, "started", names);
+    run.actor = st.opts.spawner ? st.opts.spawner(self, launch) : self->spawn(job_actor, launch);
+    self->monitor(run.actor);
+    st.running.emplace(q.id, std::move(run));
+  }
+  if (st.sealed && st.running.empty() && !st.queue.empty()) {
+    // Nothing runs and nothing could start: these jobs never will (edge 3).
+    auto stuck = st.queue;
+    st.queue.clear();
+    for (const auto& q : stuck)
+      end_unstarted(self, q, "cancelled", "can never start (a dependency was never submitted)",
+                    false);
+  }
+  deliver_if_idle(self);
+}
+
+void release(self_ptr self, msg::job_id id) {
+  auto& st = self->state;
+  auto it = st.running.find(id);
+  if (it == st.running.end()) return;
+  for (const auto& [gname, devs] : it->second.held)
+    for (auto& g : st.groups)
+      if (g.cfg.name == gname)
+        for (int d : devs) g.busy[static_cast<std::size_t>(d)] = false;
+  self->demonitor(it->second.actor);
+  st.running.erase(it);
+}
+
+}  // namespace
+
+caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) {
+  auto& st = self->state;
+  st.opts = std::move(opts);
+  for (const auto& g : st.opts.cluster.groups) {
+    managed_group mg;
+    mg.cfg = g;
+    mg.supervisor = self->spawn(group_supervisor, g, caf::actor_cast<caf::actor>(self));
+    mg.busy.assign(static_cast<std::size_t>(std::max(0, g.count)), false);
+    st.groups.push_back(std::move(mg));
+  }
+  // Edge 5.
+  self->set_down_handler([=](const caf::down_msg& d) {
+    auto& st = self->state;
+    for (auto& [id, run] : st.running) {
+      if (run.actor.address() != d.source) continue;
+      job_report r;
+      r.name = run.name;
+      r.status = "failed";
+      r.error = "job actor stopped: " + failure_text(self->system(), d.reason);
+      r.finished_s = seconds_since(st.opts.run_t0);
+      st.reports.push_back(r);
+      st.outcomes[run.name] = "failed";
+      event(self, run.name, "failed");
+      for (const auto& g : st.groups) self->send(g.supervisor, msg::release{id, 1});
+      release(self, id);
+      schedule(self);
+      return;
+    }
+  });
+  return {
+      [=](const msg::register_group&) {
+        // Groups are known from the cluster config; registration confirms the supervisor is up.
+        // Across processes (`troupe agent`) this is where a remote group would join.
+      },
+      [=](msg::submit_atom, const msg::local_ref<job_request>& req) {
+        auto& st = self->state;
+        queued_entry q{st.next_id++, st.next_seq++, req->config};
+        if (st.outcomes.count(q.cfg.name)) {
+          end_unstarted(self, q, "failed", "a job named '" + q.cfg.name + "' was already submitted",
+                        true);
+          return;
+        }
+        st.outcomes[q.cfg.name] = "queued";
+        event(self, q.cfg.name, "queued");
+        st.queue.push_back(std::move(q));
+        schedule(self);
+      },
+      // Edge 2.
+      [=](const msg::job_finished& f, const msg::local_ref<job_report_data>& rep) {
+        auto& st = self->state;
+        if (!st.running.count(f.job)) return;
+        st.outcomes[f.name] = f.status;
+        st.reports.push_back(rep->report);
+        event(self, f.name, f.status);
+        release(self, f.job);
+        schedule(self);
+      },
+      [=](const msg::set_priority& p) {
+        auto& st = self->state;
+        for (auto& q : st.queue)
+          if (q.id == p.job) q.cfg.priority = p.priority;
+        schedule(self);
+      },
+      [=](const msg::drain& d) {
+        auto& st = self->state;
+        auto it = st.running.find(d.job);
+        if (it != st.running.end()) {
+          self->send(it->second.actor, d);
+          return;
+        }
+        for (auto q = st.queue.begin(); q != st.queue.end(); ++q)
+          if (q->id == d.job) {
+            auto entry = *q;
+            st.queue.erase(q);
+            end_unstarted(self, entry, "cancelled", "cancelled before it started", false);
+            break;
+          }
+        schedule(self);
+      },
+      [=](msg::wait_atom) -> caf::result<msg::local_ref<run_report_data>> {
+        auto& st = self->state;
+        st.sealed = true;
+        auto rp = self->make_response_promise<msg::local_ref<run_report_data>>();
+        st.waiters.push_back(rp);
+        schedule(self);
+        return rp;
+      },
+      [=](msg::query_atom) {
+        // A snapshot for tests: (queued, running) job names.
+        auto& st = self->state;
+        std::vector<std::string> queued, running;
+        for (const auto& q : st.queue) queued.push_back(q.cfg.name);
+        for (const auto& [id, r] : st.running) running.push_back(r.name);
+        return caf::make_message(queued, running);
+      },
+  };
+}
+
+}  // namespace troupe::actors

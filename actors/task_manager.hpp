@@ -1,0 +1,83 @@
+#pragma once
+// task_manager: one per cluster. Owns the group supervisors, the job queue and the device
+// allocation; starts jobs by priority, dependencies (`after:`) and resource demands
+// (policies/scheduling.hpp: uniform or resource-state placement, admission by priority and
+// dependencies), and releases a job's devices when it ends. A job asks for every device of the
+// groups it names (all groups when it names none).
+//
+// Job lifecycle as the task manager sees it:
+//
+//   QUEUED --1--> RUNNING --2--> COMPLETED | FAILED | CANCELLED
+//     |  \--3--> CANCELLED                 ^
+//     \--4------------------------------->/ (FAILED)
+//   RUNNING --5--> FAILED
+//
+//   1. a scheduling pass (after every submit, job end and priority change) admits it: its
+//      devices are marked busy and the job actor is spawned with them.
+//   2. job_finished from the job actor: its devices are free again, its report is kept, and the
+//      queue is scheduled again (a job that waited for those devices starts now).
+//   3. a dependency failed or was cancelled; or drain for a queued job; or, once the runtime
+//      waits, nothing runs and the job still cannot start (a dependency that was never
+//      submitted, a demand the cluster can never meet).
+//   4. its demand names a group that does not exist, or exceeds the cluster (bad input).
+//   5. the job actor died without a job_finished (a bug): failed, devices freed.
+//
+// When nothing is queued or running and the runtime waits, the run report is delivered.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "actors/caf_compat.hpp"
+#include "actors/job.hpp"
+#include "actors/payloads.hpp"
+
+namespace troupe::actors {
+
+// How a job actor comes to life; tests substitute a fake one. Default: spawn job_actor.
+using job_spawner = std::function<caf::actor(caf::event_based_actor* self, job_launch launch)>;
+
+struct task_manager_options {
+  config::cluster_config cluster;
+  caf::actor metrics_hub;
+  steady::time_point run_t0 = steady::now();
+  double step_deadline_seconds = 600.0;
+  job_spawner spawner;  // empty: the real job actor
+};
+
+struct managed_group {
+  config::group_config cfg;
+  caf::actor supervisor;
+  std::vector<bool> busy;  // by device index
+};
+
+struct queued_entry {
+  msg::job_id id = 0;
+  std::int64_t seq = 0;
+  config::job_config cfg;
+};
+
+struct running_entry {
+  std::string name;
+  caf::actor actor;
+  std::vector<std::pair<std::string, std::vector<int>>> held;  // group -> device indices
+};
+
+struct tm_state {
+  static inline const char* name = "task_manager";
+  task_manager_options opts;
+  std::vector<managed_group> groups;
+  std::vector<queued_entry> queue;
+  std::map<msg::job_id, running_entry> running;
+  std::map<std::string, std::string> outcomes;  // job name -> queued | running | final status
+  std::vector<job_report> reports;              // in order of ending
+  std::vector<schedule_event> events;
+  std::vector<caf::response_promise> waiters;
+  bool sealed = false;  // the runtime waits: a job that can never start is cancelled
+  msg::job_id next_id = 1;
+  std::int64_t next_seq = 0;
+};
+
+caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts);
+
+}  // namespace troupe::actors

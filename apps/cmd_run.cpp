@@ -1,0 +1,157 @@
+// `troupe run CONFIG [--set PATH=VALUE ...] [--report FILE.json] [--log-dir DIR] [--quiet]`:
+// runs the config's jobs on an in-process heterogeneous cluster (the embedded runtime of
+// actors/runtime.hpp). On a terminal each job gets a live progress line redrawn in place; when
+// stdout is not a terminal, plain log lines instead. Exit 0 when every job completed, 2 on bad
+// input (before any training), 1 when a job failed.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "actors/runtime.hpp"
+#include "apps/args.hpp"
+#include "apps/command.hpp"
+#include "core/config_load.hpp"
+#include "core/error.hpp"
+
+namespace troupe::apps {
+namespace {
+
+// The live view. Called from the runtime's metrics thread; the mutex guards against the main
+// thread's final draw.
+class progress_view {
+ public:
+  progress_view(bool tty, bool quiet) : tty_(tty), quiet_(quiet) {}
+
+  void on_step(const live_metrics& m) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!last_.count(m.job)) order_.push_back(m.job);
+    last_[m.job] = m;
+    const auto now = std::chrono::steady_clock::now();
+    if (quiet_) return;
+    if (tty_) {
+      if (now - drawn_at_ < std::chrono::milliseconds(100) && m.step != m.steps_total) return;
+      drawn_at_ = now;
+      redraw();
+    } else {
+      auto& at = printed_at_[m.job];
+      if (now - at < std::chrono::seconds(5) && m.step != m.steps_total && m.step != 1) return;
+      at = now;
+      std::printf("%s\n", line(m).c_str());
+      std::fflush(stdout);
+    }
+  }
+
+  void on_log(const std::string& job, const std::string& text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (quiet_) return;
+    if (tty_) clear();
+    std::printf("[%s] %s\n", job.c_str(), text.c_str());
+    if (tty_) redraw();
+    std::fflush(stdout);
+  }
+
+  void done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (tty_ && !quiet_) redraw();
+  }
+
+ private:
+  static std::string line(const live_metrics& m) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%-14s epoch %lld/%lld  step %lld/%lld  loss %.4f  %.0f samples/s  split",
+                  m.job.c_str(), static_cast<long long>(m.epoch + 1),
+                  static_cast<long long>(m.epochs), static_cast<long long>(m.step),
+                  static_cast<long long>(m.steps_total), m.loss, m.samples_per_second);
+    std::string out = buf;
+    for (const auto& [group, n] : m.split) out += " " + group + "=" + std::to_string(n);
+    return out;
+  }
+  // Moves the cursor back over the lines drawn last time and erases them.
+  void clear() {
+    for (int i = 0; i < drawn_lines_; ++i) std::printf("\033[1A\r\033[K");
+    drawn_lines_ = 0;
+  }
+  void redraw() {
+    clear();
+    for (const auto& job : order_) std::printf("\r\033[K%s\n", line(last_[job]).c_str());
+    drawn_lines_ = static_cast<int>(order_.size());
+    std::fflush(stdout);
+  }
+
+  bool tty_;
+  bool quiet_;
+  std::mutex mu_;
+  std::map<std::string, live_metrics> last_;
+  std::vector<std::string> order_;
+  std::map<std::string, std::chrono::steady_clock::time_point> printed_at_;
+  std::chrono::steady_clock::time_point drawn_at_{};
+  int drawn_lines_ = 0;
+};
+
+std::string default_log_dir(const std::string& report) {
+  if (report.empty()) return "troupe-logs";
+  auto dir = std::filesystem::path(report).parent_path();
+  return (dir.empty() ? std::filesystem::path("logs") : dir / "logs").string();
+}
+
+int run(const std::vector<std::string>& argv) {
+  args a(argv, {"report", "log-dir"}, {"quiet"}, {"set"});
+  if (a.positionals().size() != 1)
+    throw input_error(
+        "expected one CONFIG file (usage: troupe run CONFIG [--set PATH=VALUE ...] "
+        "[--report FILE.json] [--log-dir DIR] [--quiet])");
+  // Bad input fails here, before any actor starts: exit 2 through main's input_error handler.
+  auto cfg = config::load_config(a.positionals()[0], a.all("set"));
+  const std::string report_path = a.get_or("report", "");
+  runtime_options opts;
+  opts.log_dir = a.get_or("log-dir", default_log_dir(report_path));
+  runtime rt(std::move(cfg), opts);
+
+  const bool quiet = a.has("quiet");
+  progress_view view(isatty(STDOUT_FILENO) == 1, quiet);
+  rt.on_metrics([&view](const live_metrics& m) { view.on_step(m); });
+  rt.on_log([&view](const std::string& job, const std::string& text) { view.on_log(job, text); });
+  const run_report report = rt.run();
+  view.done();
+
+  for (const auto& j : report.jobs) {
+    std::printf(
+        "%s: %s  steps %lld  test_accuracy %.4f  test_loss %.4f  %.0f samples/s  %.1f s%s%s\n",
+        j.name.c_str(), j.status.c_str(), static_cast<long long>(j.steps), j.test_accuracy,
+        j.test_loss, j.samples_per_second, j.wall_seconds,
+        j.error.empty() ? "" : "  error: ", j.error.c_str());
+  }
+  if (!report_path.empty()) {
+    const auto parent = std::filesystem::path(report_path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    std::ofstream out(report_path);
+    if (!out) throw runtime_failure("cannot write the report to " + report_path);
+    out << to_json(report).dump(2) << '\n';
+    if (!quiet) std::printf("report: %s  logs: %s/\n", report_path.c_str(), opts.log_dir.c_str());
+  }
+  return exit_code(report);
+}
+
+const command_registrar reg{
+    {"run", "run the jobs of a config on an in-process heterogeneous cluster",
+     "usage: troupe run CONFIG [--set PATH=VALUE ...] [--report FILE.json] [--log-dir DIR] "
+     "[--quiet]\n\n"
+     "  --set PATH=VALUE  override a config key by dotted path (jobs.0.epochs=1,\n"
+     "                    cluster.groups.1.slowdown=4); repeatable\n"
+     "  --report FILE     write the run report as JSON (docs/REPORT.md)\n"
+     "  --log-dir DIR     one log file per job, DIR/JOB.log (default: logs/ next to the\n"
+     "                    report, else ./troupe-logs)\n"
+     "  --quiet           no progress line or log lines; only the summary\n\n"
+     "exit: 0 every job completed, 2 bad input (nothing trained), 1 a job failed",
+     run}};
+
+}  // namespace
+}  // namespace troupe::apps

@@ -1,0 +1,369 @@
+#pragma once
+// Every message type of the actor layer and the ONE CAF type-id block that registers them
+// (shared/notes/caf-0.17.md P6: the wire identity of a type is its registered name, so all
+// binaries must include this one header). CAF headers are allowed here and nowhere else in core.
+//
+// Families (DESIGN §3):
+//   gradient  : plan_request, step_plan, compute_cmd, step_done, reduce_cmd, applied, eval_cmd,
+//               eval_done, probe_cmd, probe_done
+//   priority  : set_priority
+//   load      : step_metrics, split_update
+//   lifecycle : register_group, spawn_worker, worker_ready, heartbeat, worker_down,
+//               restart_worker, migrate_worker, drain, release, job_finished
+//
+// Every message that belongs to a job carries (job, epoch). `epoch` is the MEMBERSHIP epoch
+// (bumped when the member list changes, issue 5), not a pass over the data (`data_epoch`). A
+// receiver drops a message whose epoch is not its current one (actors/epoch_gate.hpp).
+//
+// Control messages hold only descriptors. Tensor bytes never ride inside a CAF message between
+// processes (notes P9); in one process they travel as a second message element of type
+// local_ref<T> (a shared_ptr to an immutable or owner-synchronised buffer), which is marked
+// local-only and must never be sent to a remote actor.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/type_id.hpp>
+
+namespace troupe::msg {
+
+using job_id = std::uint32_t;
+using epoch_id = std::uint32_t;
+
+// -- gradient family ------------------------------------------------------------------------
+
+// job -> data_distributor: the plan of one step.
+struct plan_request {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+};
+
+// data_distributor -> job: the global batch (indices travel as local_ref<index_list>) cut into
+// per-rank counts; rank r takes indices [sum counts[<r], +counts[r]).
+struct step_plan {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+  std::int64_t data_epoch = 0;  // pass over the training set this step belongs to
+  std::vector<std::int64_t> counts;
+};
+
+// job -> device_worker: compute the gradient SUM of a slice with parameters of `version`.
+struct compute_cmd {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+  std::int64_t version = 0;  // parameter version the worker must read (= step)
+  std::int32_t rank = 0;
+  std::int64_t offset = 0;  // into the step's index list
+  std::int64_t count = 0;
+};
+
+// device_worker -> job: the slice is done; its gradient sum travels as local_ref<grad_buffer>.
+struct step_done {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+  std::int32_t rank = 0;
+  std::int64_t samples = 0;
+  double loss_sum = 0.0;
+  std::int64_t correct = 0;
+  double grad_sq_norm = 0.0;     // squared L2 norm of the gradient SUM (noise-scale input)
+  double compute_seconds = 0.0;  // the device's own measure (including sim stretch)
+  double gate_wait_seconds = 0.0;
+  double gather_seconds = 0.0;  // copying the slice's rows into a contiguous batch
+};
+
+// job -> parameter_server shard: every member reported; sum the pushed gradients in `ranks`
+// order (fixed, not arrival), divide by total_samples, apply the optimizer. The buffers travel
+// as local_ref<grad_set>, one per rank in the same order.
+struct reduce_cmd {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+  std::vector<std::int32_t> ranks;
+  std::int64_t total_samples = 0;
+};
+
+// shard -> job: the shard applied the step; its slice is now at `version` (= step + 1).
+struct applied {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+  std::int32_t shard = 0;
+  std::int64_t version = 0;
+};
+
+// job -> device_worker: evaluate test rows [offset, offset + count).
+struct eval_cmd {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t version = 0;
+  std::int32_t rank = 0;
+  std::int64_t offset = 0;
+  std::int64_t count = 0;
+};
+
+struct eval_done {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int32_t rank = 0;
+  std::int64_t samples = 0;
+  double loss_sum = 0.0;
+  std::int64_t correct = 0;
+};
+
+// job -> device_worker: time `steps` forward/backward passes of `batch` samples (the start-up
+// probe that gives a weighted split its weights when the config has none).
+struct probe_cmd {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int32_t rank = 0;
+  std::int64_t batch = 0;
+  std::int32_t steps = 0;
+};
+
+struct probe_done {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int32_t rank = 0;
+  double seconds_per_sample = 0.0;
+};
+
+// -- priority family ------------------------------------------------------------------------
+
+// anyone -> task_manager: a queued job's priority changes (higher runs first).
+struct set_priority {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int32_t priority = 0;
+};
+
+// -- load family ----------------------------------------------------------------------------
+
+// job -> metrics_hub (and on to subscribers, policy actors): one completed step.
+struct step_metrics {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::string name;
+  std::int64_t step = 0;  // steps completed so far
+  std::int64_t steps_total = 0;
+  std::int64_t data_epoch = 0;
+  std::int64_t epochs = 0;
+  double loss = 0.0;  // mean loss of this step's global batch
+  std::int64_t samples = 0;
+  double step_seconds = 0.0;
+  double samples_per_second = 0.0;  // running, over the job's step time so far
+  double elapsed_seconds = 0.0;     // since the job started
+  std::vector<std::string> groups;  // split per group: names and samples this step
+  std::vector<std::int64_t> group_samples;
+  std::vector<double> worker_compute_seconds;  // by rank, this step
+};
+
+// policy actor -> data_distributor: new split weights by rank (issue 6's rebalancer).
+struct split_update {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::vector<double> weights;
+};
+
+// -- lifecycle family -----------------------------------------------------------------------
+
+// group_supervisor -> task_manager: a resource group and its devices.
+struct register_group {
+  std::string name;
+  std::string device;
+  std::int32_t count = 0;
+};
+
+// job -> group_supervisor: start the worker of `rank` on the group's device `device_index`.
+// The setup (model, dataset, parameter store) travels as local_ref<worker_setup>.
+struct spawn_worker {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int32_t rank = 0;
+  std::int32_t device_index = 0;
+  std::string name;
+};
+
+// device_worker -> job: the worker built its device and model replica and is ready.
+struct worker_ready {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int32_t rank = 0;
+  double capability = 1.0;
+};
+
+struct heartbeat {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int32_t rank = 0;
+  std::int64_t seq = 0;
+};
+
+// group_supervisor -> job: a worker died (the hook issue 5 turns into restart/migrate).
+struct worker_down {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int32_t rank = 0;
+  std::string kind;  // crash | input (failed to build its device or model); issue 5 adds more
+  std::string reason;
+};
+
+struct restart_worker {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int32_t rank = 0;
+};
+
+struct migrate_worker {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int32_t rank = 0;
+  std::string to_group;
+};
+
+// task_manager -> job: stop after the step in flight (cancel); job answers with job_finished.
+struct drain {
+  job_id job = 0;
+  epoch_id epoch = 0;
+};
+
+// job -> group_supervisor: stop this job's workers and forget them.
+struct release {
+  job_id job = 0;
+  epoch_id epoch = 0;
+};
+
+// job -> task_manager: the job ended; its report travels as local_ref<job_report_data>.
+struct job_finished {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::string name;
+  std::string status;  // completed | failed | cancelled
+  std::string error;
+  bool bad_input = false;  // failed on a troupe::input_error (exit 2 at the command line)
+};
+
+// job / task_manager -> metrics_hub: a line for the job's log (and embedding apps' on_log).
+struct log_line {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::string name;
+  std::string text;
+};
+
+// -- local-only payload handles -------------------------------------------------------------
+
+// A shared, in-process handle. Never serialised: sending one to a remote actor is a bug.
+template <class T>
+struct local_ref {
+  std::shared_ptr<const T> ptr;
+  const T& operator*() const { return *ptr; }
+  const T* operator->() const { return ptr.get(); }
+  explicit operator bool() const { return static_cast<bool>(ptr); }
+};
+
+using index_list = std::vector<std::int64_t>;
+using grad_buffer = std::vector<float>;
+using grad_set = std::vector<std::shared_ptr<const grad_buffer>>;
+
+// -- inspectors (CAF 0.17 form; the 1.x form does not compile here) -------------------------
+
+#define TROUPE_INSPECT(type, ...)                                  \
+  template <class Inspector>                                       \
+  typename Inspector::result_type inspect(Inspector& f, type& x) { \
+    return f(caf::meta::type_name("troupe." #type), __VA_ARGS__);  \
+  }
+
+TROUPE_INSPECT(plan_request, x.job, x.epoch, x.step)
+TROUPE_INSPECT(step_plan, x.job, x.epoch, x.step, x.data_epoch, x.counts)
+TROUPE_INSPECT(compute_cmd, x.job, x.epoch, x.step, x.version, x.rank, x.offset, x.count)
+TROUPE_INSPECT(step_done, x.job, x.epoch, x.step, x.rank, x.samples, x.loss_sum, x.correct,
+               x.grad_sq_norm, x.compute_seconds, x.gate_wait_seconds, x.gather_seconds)
+TROUPE_INSPECT(reduce_cmd, x.job, x.epoch, x.step, x.ranks, x.total_samples)
+TROUPE_INSPECT(applied, x.job, x.epoch, x.step, x.shard, x.version)
+TROUPE_INSPECT(eval_cmd, x.job, x.epoch, x.version, x.rank, x.offset, x.count)
+TROUPE_INSPECT(eval_done, x.job, x.epoch, x.rank, x.samples, x.loss_sum, x.correct)
+TROUPE_INSPECT(probe_cmd, x.job, x.epoch, x.rank, x.batch, x.steps)
+TROUPE_INSPECT(probe_done, x.job, x.epoch, x.rank, x.seconds_per_sample)
+TROUPE_INSPECT(set_priority, x.job, x.epoch, x.priority)
+TROUPE_INSPECT(step_metrics, x.job, x.epoch, x.name, x.step, x.steps_total, x.data_epoch, x.epochs,
+               x.loss, x.samples, x.step_seconds, x.samples_per_second, x.elapsed_seconds, x.groups,
+               x.group_samples, x.worker_compute_seconds)
+TROUPE_INSPECT(split_update, x.job, x.epoch, x.weights)
+TROUPE_INSPECT(register_group, x.name, x.device, x.count)
+TROUPE_INSPECT(spawn_worker, x.job, x.epoch, x.rank, x.device_index, x.name)
+TROUPE_INSPECT(worker_ready, x.job, x.epoch, x.rank, x.capability)
+TROUPE_INSPECT(heartbeat, x.job, x.epoch, x.rank, x.seq)
+TROUPE_INSPECT(worker_down, x.job, x.epoch, x.rank, x.kind, x.reason)
+TROUPE_INSPECT(restart_worker, x.job, x.epoch, x.rank)
+TROUPE_INSPECT(migrate_worker, x.job, x.epoch, x.rank, x.to_group)
+TROUPE_INSPECT(drain, x.job, x.epoch)
+TROUPE_INSPECT(release, x.job, x.epoch)
+TROUPE_INSPECT(job_finished, x.job, x.epoch, x.name, x.status, x.error, x.bad_input)
+TROUPE_INSPECT(log_line, x.job, x.epoch, x.name, x.text)
+
+#undef TROUPE_INSPECT
+
+}  // namespace troupe::msg
+
+// Forward declarations of the local payloads defined in actors/ (they hold models, datasets and
+// devices, which core must not know); only their handles are named here.
+namespace troupe::actors {
+struct worker_setup;
+struct job_report_data;
+struct job_request;
+struct data_bundle;
+struct run_report_data;
+}  // namespace troupe::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::index_list>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::grad_buffer>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::grad_set>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::worker_setup>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::job_report_data>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::job_request>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::data_bundle>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::run_report_data>)
+
+// The one id block. Local-only handles are deliberately absent: they cannot be serialised.
+CAF_BEGIN_TYPE_ID_BLOCK(troupe, caf::first_custom_type_id)
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::plan_request))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::step_plan))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::compute_cmd))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::step_done))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::reduce_cmd))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::applied))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::eval_cmd))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::eval_done))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::probe_cmd))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::probe_done))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::set_priority))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::step_metrics))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::split_update))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::register_group))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::spawn_worker))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::worker_ready))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::heartbeat))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::worker_down))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::restart_worker))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::migrate_worker))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::drain))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::release))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::job_finished))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::log_line))
+CAF_ADD_TYPE_ID(troupe, (std::vector<float>))
+CAF_ADD_TYPE_ID(troupe, (std::vector<double>))
+CAF_ADD_ATOM(troupe, troupe::msg, start_atom, "start")
+CAF_ADD_ATOM(troupe, troupe::msg, query_atom, "query")
+CAF_ADD_ATOM(troupe, troupe::msg, wait_atom, "wait")
+CAF_ADD_ATOM(troupe, troupe::msg, submit_atom, "submit")
+CAF_ADD_ATOM(troupe, troupe::msg, finish_atom, "finish")
+CAF_ADD_ATOM(troupe, troupe::msg, data_atom, "data")
+CAF_END_TYPE_ID_BLOCK(troupe)
