@@ -1,0 +1,249 @@
+// `troupe bench allreduce`: the nccl-tests style allreduce benchmark over Troupe's transports.
+// inproc ranks are threads of this process; ipc, tcp and shm ranks are separate processes
+// (this executable again, with the hidden --rank-of flag), which rendezvous through a store
+// actor this process serves over ZeroMQ, run the sweep, and hand their figures back through it.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include "apps/args.hpp"
+#include "apps/command.hpp"
+#include "collectives/inproc/inproc_link.hpp"
+#include "collectives/memory_store.hpp"
+#include "collectives/perf.hpp"
+#include "collectives/shm/shm_link.hpp"
+#include "collectives/store_actor.hpp"
+#include "collectives/zmq/zmq_link.hpp"
+#include "collectives/zmq_store.hpp"
+#include "core/error.hpp"
+
+namespace troupe::apps {
+namespace {
+
+namespace coll = troupe::collectives;
+using namespace std::chrono_literals;
+
+const char* usage =
+    "usage: troupe bench allreduce --ranks N --transport inproc|ipc|tcp|shm\n"
+    "                              [--min 4K] [--max 256M] [--step-factor 2] [--iters 20]\n"
+    "                              [--warmup 5] [--chunk 1M] [--codec NAME] [--json FILE]\n"
+    "                              [--timeout-ms 60000]\n\n"
+    "Ring allreduce (sum of float32) over N ranks: threads for inproc, processes otherwise.\n"
+    "Prints the nccl-tests columns: size, count, type, time (median over iterations, max over\n"
+    "ranks), algbw = bytes/time, busbw = algbw * 2(n-1)/n, #wrong (elements differing from the\n"
+    "exact sum), and memcpy bandwidth of the same buffers measured in the same run.\n"
+    "Codecs: fp16, bf16, topk[:ratio], powersgd[:rank] (compressed allreduce).";
+
+const std::set<std::string> value_flags{"ranks",      "transport", "min",   "max",    "step-factor",
+                                        "iters",      "warmup",    "chunk", "codec",  "json",
+                                        "timeout-ms", "rank-of",   "store", "session"};
+
+struct setup {
+  int ranks = 2;
+  std::string transport = "inproc";
+  coll::perf::params perf;
+  std::string json;
+};
+
+setup parse(const args& a) {
+  setup s;
+  s.ranks = static_cast<int>(a.get_int("ranks", 2));
+  if (s.ranks < 1 || s.ranks > 64) throw input_error("--ranks must be between 1 and 64");
+  s.transport = a.get_or("transport", "inproc");
+  if (s.transport != "inproc" && s.transport != "ipc" && s.transport != "tcp" &&
+      s.transport != "shm")
+    throw input_error("--transport must be inproc, ipc, tcp or shm, got '" + s.transport + "'");
+  s.perf.min_bytes = parse_size(a.get_or("min", "4K"), "--min");
+  s.perf.max_bytes = parse_size(a.get_or("max", "256M"), "--max");
+  s.perf.step_factor = a.get_double("step-factor", 2.0);
+  s.perf.iters = static_cast<int>(a.get_int("iters", 20));
+  s.perf.warmup = static_cast<int>(a.get_int("warmup", 5));
+  s.perf.chunk_bytes = static_cast<std::size_t>(parse_size(a.get_or("chunk", "1M"), "--chunk"));
+  s.perf.codec = a.get_or("codec", "");
+  s.perf.op_timeout_ms = a.get_int("timeout-ms", 60000);
+  s.json = a.get_or("json", "");
+  if (s.perf.min_bytes < 4 || s.perf.max_bytes < s.perf.min_bytes)
+    throw input_error("--min must be at least 4 and --max at least --min");
+  if (s.perf.step_factor < 1.0) throw input_error("--step-factor must be at least 1");
+  if (s.perf.iters < 1 || s.perf.warmup < 0) throw input_error("--iters >= 1, --warmup >= 0");
+  if (s.perf.chunk_bytes < 64 || s.perf.chunk_bytes % 64)
+    throw input_error("--chunk must be a multiple of 64 bytes");
+  if (!s.perf.codec.empty()) coll::make_codec(s.perf.codec);  // fails early on a bad name
+  return s;
+}
+
+coll::communicator connect(const setup& s, coll::store& rendezvous, int rank,
+                           const std::string& session) {
+  const auto deadline = coll::deadline_in(30s);
+  if (s.transport == "shm") {
+    coll::shm_connect_options o;
+    o.rendezvous = &rendezvous;
+    o.rank = rank;
+    o.size = s.ranks;
+    o.prefix = session;
+    o.slot_bytes = std::max<std::size_t>(64, std::min<std::size_t>(s.perf.chunk_bytes, 4u << 20));
+    o.deadline = deadline;
+    return coll::shm_connect(o);
+  }
+  coll::zmq_connect_options o;
+  o.rendezvous = &rendezvous;
+  o.rank = rank;
+  o.size = s.ranks;
+  o.scheme = s.transport;
+  o.prefix = session;
+  o.deadline = deadline;
+  return coll::zmq_connect(o);
+}
+
+// A rank process: rendezvous, run the sweep, publish the figures (or the error) in the store.
+int run_child(const setup& s, int rank, const std::string& store_address,
+              const std::string& session) {
+  coll::remote_store rendezvous{store_address};
+  const std::string key = session + "/result/" + std::to_string(rank);
+  try {
+    coll::communicator comm = connect(s, rendezvous, rank, session);
+    rendezvous.set(key, "ok\n" + coll::perf::encode_results(coll::perf::run_rank(comm, s.perf)));
+    return exit_ok;
+  } catch (const std::exception& e) {
+    rendezvous.set(key, std::string{"error\nrank "} + std::to_string(rank) + ": " + e.what());
+    return exit_failed;
+  }
+}
+
+std::vector<std::vector<coll::perf::rank_result>> run_threads(const setup& s) {
+  coll::inproc_hub hub{s.ranks};
+  std::vector<std::vector<coll::perf::rank_result>> per_rank(static_cast<std::size_t>(s.ranks));
+  std::vector<std::string> errors(static_cast<std::size_t>(s.ranks));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < s.ranks; ++rank)
+    threads.emplace_back([&, rank] {
+      coll::communicator comm = hub.connect(rank);
+      try {
+        per_rank[static_cast<std::size_t>(rank)] = coll::perf::run_rank(comm, s.perf);
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(rank)] = e.what();
+        comm.close();  // the others fail at once instead of at their deadline
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (!e.empty()) throw runtime_failure(e);
+  return per_rank;
+}
+
+std::vector<std::vector<coll::perf::rank_result>> run_processes(
+    const setup& s, const std::vector<std::string>& argv) {
+  caf::actor_system_config cfg;
+  coll::add_store_types(cfg);
+  caf::actor_system sys{cfg};
+  caf::actor store_actor = coll::spawn_store_actor(sys);
+  std::vector<std::vector<coll::perf::rank_result>> per_rank(static_cast<std::size_t>(s.ranks));
+  std::string failure;
+  {
+    coll::store_server server{sys, store_actor};
+    coll::actor_store results{sys, store_actor};
+    const std::string session = "bench-" + std::to_string(::getpid()) + "-" +
+                                std::to_string(std::random_device{}() % 100000);
+    std::vector<pid_t> children;
+    for (int rank = 0; rank < s.ranks; ++rank) {
+      std::vector<std::string> words{"troupe", "bench", "allreduce"};
+      words.insert(words.end(), argv.begin(), argv.end());
+      for (const std::string& extra :
+           {std::string{"--rank-of"}, std::to_string(rank), std::string{"--store"},
+            server.address(), std::string{"--session"}, session})
+        words.push_back(extra);
+      std::vector<char*> c_argv;
+      for (auto& w : words) c_argv.push_back(w.data());
+      c_argv.push_back(nullptr);
+      const pid_t pid = ::fork();
+      if (pid < 0) throw runtime_failure("bench: fork failed");
+      if (pid == 0) {
+        ::execv("/proc/self/exe", c_argv.data());
+        ::_exit(127);
+      }
+      children.push_back(pid);
+    }
+    // Collect: a result key per rank; a rank that dies without one fails the run at once.
+    const auto deadline = coll::deadline_in(std::chrono::milliseconds(
+        s.perf.op_timeout_ms * static_cast<long long>(s.perf.sizes().size()) * 4 + 60000));
+    std::vector<bool> have(static_cast<std::size_t>(s.ranks), false);
+    std::size_t got = 0;
+    while (got < have.size() && failure.empty()) {
+      for (int rank = 0; rank < s.ranks; ++rank) {
+        if (have[static_cast<std::size_t>(rank)]) continue;
+        auto text = results.get(session + "/result/" + std::to_string(rank));
+        if (!text) continue;
+        have[static_cast<std::size_t>(rank)] = true;
+        ++got;
+        if (text->rfind("ok\n", 0) != 0) {
+          failure = text->substr(text->find('\n') + 1);
+          break;
+        }
+        per_rank[static_cast<std::size_t>(rank)] = coll::perf::decode_results(text->substr(3));
+      }
+      for (std::size_t i = 0; i < children.size() && failure.empty(); ++i) {
+        int status = 0;
+        if (children[i] > 0 && ::waitpid(children[i], &status, WNOHANG) == children[i]) {
+          children[i] = -1;
+          if (!have[i] && !results.get(session + "/result/" + std::to_string(i)))
+            failure = "rank " + std::to_string(i) + " (pid exited with status " +
+                      std::to_string(status) + ") died without reporting";
+        }
+      }
+      if (troupe::steady::now() > deadline) failure = "bench: ranks did not finish in time";
+      if (got < have.size() && failure.empty()) std::this_thread::sleep_for(20ms);  // polling
+    }
+    for (pid_t pid : children)
+      if (pid > 0) {
+        if (!failure.empty()) ::kill(pid, SIGTERM);
+        ::waitpid(pid, nullptr, 0);
+      }
+  }
+  caf::anon_send_exit(store_actor, caf::exit_reason::user_shutdown);
+  if (!failure.empty()) throw runtime_failure(failure);
+  return per_rank;
+}
+
+int bench_allreduce(const std::vector<std::string>& argv) {
+  const args a{argv, value_flags};
+  const setup s = parse(a);
+  if (a.has("rank-of"))
+    return run_child(s, static_cast<int>(a.get_int("rank-of", 0)), a.get_or("store", ""),
+                     a.get_or("session", "bench"));
+  std::cout << "# troupe bench allreduce: ranks " << s.ranks << ", transport " << s.transport
+            << ", iters " << s.perf.iters << ", warmup " << s.perf.warmup << ", chunk "
+            << s.perf.chunk_bytes << ", codec " << (s.perf.codec.empty() ? "none" : s.perf.codec)
+            << "\n# busbw = algbw * 2(n-1)/n; time = max over ranks of the median iteration\n"
+            << coll::perf::table_header() << std::flush;
+  const auto per_rank = s.transport == "inproc" ? run_threads(s) : run_processes(s, argv);
+  const auto rows = coll::perf::combine(per_rank);
+  long long wrong = 0;
+  for (const auto& r : rows) {
+    std::cout << coll::perf::table_line(r);
+    wrong += r.wrong;
+  }
+  std::cout << "# " << (wrong == 0 ? "OK" : "FAILED") << ": " << wrong << " wrong elements\n";
+  if (!s.json.empty()) {
+    std::ofstream out{s.json};
+    if (!out) throw input_error("--json: cannot write " + s.json);
+    out << coll::perf::to_json(rows, s.ranks, s.transport, s.perf.codec);
+  }
+  return wrong == 0 ? exit_ok : exit_failed;
+}
+
+const command_registrar registrar{
+    command{"bench allreduce", "allreduce benchmark (nccl-tests columns) over inproc/ipc/tcp/shm",
+            usage, bench_allreduce}};
+
+}  // namespace
+}  // namespace troupe::apps

@@ -1,0 +1,64 @@
+#pragma once
+// The allreduce performance harness, the nccl-tests way (STYLE habit 8): sweep sizes, warm up,
+// time each iteration between barriers, take each rank's median, report the maximum of the
+// ranks' medians, and check the data (#wrong = elements that differ from the exact sum).
+//
+//   algbw = bytes / time;  busbw = algbw * 2 (n - 1) / n   (what each link carries, so the
+//   figure compares across rank counts and with all_reduce_perf and MPI).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "collectives/codecs/codec.hpp"
+#include "collectives/communicator.hpp"
+
+namespace troupe::collectives::perf {
+
+struct params {
+  long long min_bytes = 4096;
+  long long max_bytes = 256ll << 20;
+  double step_factor = 2.0;
+  int iters = 20;
+  int warmup = 5;
+  std::size_t chunk_bytes = std::size_t{1} << 20;
+  std::string codec;  // empty: plain ring allreduce
+  long long op_timeout_ms = 60000;
+
+  std::vector<long long> sizes() const;  // bytes, multiples of 4
+};
+
+// One rank's figures for one size.
+struct rank_result {
+  long long bytes = 0;
+  double median_us = 0;
+  long long wrong = 0;
+  double memcpy_GBps = 0;  // measured by rank 0 only
+};
+
+// Runs the sweep on this rank; every member calls it with the same params.
+std::vector<rank_result> run_rank(communicator& comm, const params& p);
+
+// One line of the table: the ranks' results for one size combined.
+struct row {
+  long long bytes = 0;
+  double time_us = 0;  // max over ranks of the median
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+  long long wrong = 0;  // summed over ranks
+  double memcpy_GBps = 0;
+};
+
+std::vector<row> combine(const std::vector<std::vector<rank_result>>& per_rank);
+
+std::string table_header();
+std::string table_line(const row& r);
+// The JSON array of --json: bytes, ranks, transport, time_us, algbw_GBps, busbw_GBps, wrong,
+// memcpy_GBps, codec.
+std::string to_json(const std::vector<row>& rows, int ranks, const std::string& transport,
+                    const std::string& codec);
+
+// rank_result lists travel through the rendezvous store between processes as text.
+std::string encode_results(const std::vector<rank_result>& results);
+std::vector<rank_result> decode_results(const std::string& text);
+
+}  // namespace troupe::collectives::perf
