@@ -100,11 +100,13 @@ int run(const std::vector<std::string>& argv) {
   std::vector<float> x;
   std::vector<std::int32_t> y;
   stopwatch wall;
-  double train_seconds = 0.0, loss_sum = 0.0;
+  double train_seconds = 0.0;
   std::size_t samples = 0, steps = 0;
   std::int64_t epochs_done = 0;
   for (std::int64_t e = 0; e < epochs; ++e) {
     r.shuffle(order);
+    double epoch_loss = 0.0;
+    std::size_t epoch_samples = 0;
     for (std::size_t begin = 0; begin < train.n; begin += static_cast<std::size_t>(batch)) {
       if (max_steps >= 0 && steps >= static_cast<std::size_t>(max_steps)) break;
       const std::size_t count = std::min<std::size_t>(batch, train.n - begin);
@@ -119,19 +121,20 @@ int run(const std::vector<std::string>& argv) {
       for (auto& g : grad) g *= inv;  // the optimizer takes the mean gradient
       opt->step(params.data(), grad.data());
       train_seconds += step.seconds();
-      loss_sum += stats.loss_sum;
+      epoch_loss += stats.loss_sum;
+      epoch_samples += stats.samples;
       samples += stats.samples;
       ++steps;
     }
     ++epochs_done;
     std::fprintf(stderr, "epoch %lld: train loss %.4f, %.0f samples/s\n",
-                 static_cast<long long>(e + 1), samples ? loss_sum / samples : 0.0,
-                 samples / std::max(train_seconds, 1e-9));
-    loss_sum = 0;
+                 static_cast<long long>(e + 1),
+                 epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0,
+                 static_cast<double>(samples) / std::max(train_seconds, 1e-9));
   }
   const auto test = evaluate(*dev, *model, params.data(), sets.test);
   const double wall_s = wall.seconds();
-  const double sps = samples / std::max(train_seconds, 1e-9);
+  const double sps = static_cast<double>(samples) / std::max(train_seconds, 1e-9);
   const double acc = static_cast<double>(test.correct) / static_cast<double>(test.samples);
   const double test_loss = test.loss_sum / static_cast<double>(test.samples);
   std::printf("model %s  device %s  threads %lld  batch %lld  epochs %lld  steps %zu\n",
