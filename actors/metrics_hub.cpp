@@ -69,6 +69,9 @@ caf::behavior metrics_hub(stateful<hub_state>* self,
         if (auto* lg = log_of(st, l.name)) lg->info("{}", l.text);
         for (const auto& f : st.subscribers->on_log) f(l.name, l.text);
       },
+      // A barrier: answered after everything sent to the hub before it (runtime::wait uses it so
+      // that every log line is out before the report).
+      [=](msg::query_atom) { return true; },
       [=](const msg::job_finished& f) {
         auto& st = self->state;
         if (auto* lg = log_of(st, f.name)) {

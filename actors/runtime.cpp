@@ -107,6 +107,8 @@ run_report runtime::wait() {
       .receive([&](msg::local_ref<actors::run_report_data>& r) { out = r->report; },
                [&](caf::error& e) { failure = actors::failure_text(*impl_->sys, e); });
   if (!failure.empty()) throw runtime_failure("waiting for the jobs: " + failure);
+  self->request(impl_->hub, std::chrono::seconds(10), msg::query_atom_v)
+      .receive([](bool) {}, [](caf::error&) {});
   return out;
 }
 

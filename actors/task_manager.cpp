@@ -112,39 +112,57 @@ void schedule(self_ptr self) {
     groups.push_back({g.cfg.name, free, g.cfg.count,
                       g.cfg.weight.value_or(g.cfg.device == "sim" ? 1.0 / g.cfg.slowdown : 1.0)});
   }
+  // Jobs that name a group that does not exist can never run (edge 4).
+  for (auto it = st.queue.begin(); it != st.queue.end();) {
+    std::string unknown;
+    for (const auto& r : it->cfg.resources)
+      if (std::none_of(st.groups.begin(), st.groups.end(),
+                       [&](const managed_group& g) { return g.cfg.name == r; }))
+        unknown = r;
+    if (unknown.empty()) {
+      ++it;
+      continue;
+    }
+    auto q = *it;
+    it = st.queue.erase(it);
+    end_unstarted(self, q, "failed",
+                  "job '" + q.cfg.name + "': resources: no group named '" + unknown + "'", true);
+  }
+  // A job whose dependencies were not all submitted yet is left out of this pass: it waits.
+  for (const auto& q : st.queue) {
+    bool known = true;
+    for (const auto& dep : q.cfg.after) known = known && st.outcomes.count(dep) > 0;
+    if (!known) continue;
+    policies::job_request r;
+    r.name = q.cfg.name;
+    r.priority = q.cfg.priority;
+    r.demand = demand_of(st, q.cfg);
+    r.after = q.cfg.after;
+    r.resources = q.cfg.resources;
+    pending.push_back(std::move(r));
+  }
   policies::admission_result adm;
-  for (;;) {
-    pending.clear();
-    for (const auto& q : st.queue) {
-      policies::job_request r;
-      r.name = q.cfg.name;
-      r.priority = q.cfg.priority;
-      r.demand = demand_of(st, q.cfg);
-      r.after = q.cfg.after;
-      r.resources = q.cfg.resources;
-      pending.push_back(std::move(r));
+  try {
+    for (auto& r : pending) {
+      const auto& q = *std::find_if(st.queue.begin(), st.queue.end(),
+                                    [&](const queued_entry& e) { return e.cfg.name == r.name; });
+      r.kind = policies::parse_placement(q.cfg.placement);
     }
-    try {
-      for (auto& r : pending) {
-        const auto& q = *std::find_if(st.queue.begin(), st.queue.end(),
-                                      [&](const queued_entry& e) { return e.cfg.name == r.name; });
-        r.kind = policies::parse_placement(q.cfg.placement);
-      }
-      adm = policies::admit(pending, groups, completed, running);
-      break;
-    } catch (const input_error& e) {
-      // Bad demands (edge 4): fail the jobs the check names, or all queued ones if it names none.
-      const std::string what = e.what();
-      std::vector<queued_entry> bad;
-      for (const auto& q : st.queue)
-        if (what.find("'" + q.cfg.name + "'") != std::string::npos) bad.push_back(q);
-      if (bad.empty()) bad = st.queue;
-      for (const auto& b : bad) {
-        st.queue.erase(std::find_if(st.queue.begin(), st.queue.end(),
-                                    [&](const queued_entry& e) { return e.id == b.id; }));
-        end_unstarted(self, b, "failed", what, true);
-      }
-    }
+    // Backfill: a job whose groups are free starts even while an earlier (or higher-priority)
+    // job waits for other groups; admission order still follows priority, so a waiting job gets
+    // its groups before any lower-priority job when they are released.
+    policies::admission_options ao;
+    ao.backfill = true;
+    adm = policies::admit(pending, groups, completed, running, ao);
+  } catch (const input_error& e) {
+    // A dependency cycle or an unknown placement among the queued jobs (the config loader
+    // rejects both in files; embedding apps can still submit them): fail what cannot run.
+    const std::string what = e.what();
+    auto bad = st.queue;
+    st.queue.clear();
+    for (const auto& b : bad) end_unstarted(self, b, "failed", what, true);
+    deliver_if_idle(self);
+    return;
   }
   auto take_queued = [&](const std::string& name) {
     auto it = std::find_if(st.queue.begin(), st.queue.end(),
