@@ -1,0 +1,135 @@
+// `troupe run` end to end through the built binary: bad input exits 2 before any training (the
+// config loader's own tests cover each message; this checks the command's exit code and that the
+// message names the file and line), and a tiny good run exits 0 with the report's keys.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The test executables and `troupe` are built into the same directory.
+fs::path troupe_binary() { return fs::read_symlink("/proc/self/exe").parent_path() / "troupe"; }
+
+fs::path scratch() {
+  auto dir = fs::temp_directory_path() / ("troupe-cli-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+struct outcome {
+  int code = -1;
+  std::string err;
+};
+
+outcome run_troupe(const std::string& args) {
+  const auto dir = scratch();
+  const auto err_file = dir / "stderr.txt";
+  const std::string cmd = "timeout 120 " + troupe_binary().string() + " run " + args + " > " +
+                          (dir / "stdout.txt").string() + " 2> " + err_file.string();
+  const int status = std::system(cmd.c_str());
+  outcome o;
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  o.err = ss.str();
+  return o;
+}
+
+fs::path write(const std::string& name, const std::string& text) {
+  auto p = scratch() / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+const char* good =
+    "cluster:\n"
+    "  groups:\n"
+    "    - {name: cpu, device: cpu, count: 2, weight: 1}\n"
+    "jobs:\n"
+    "  - name: tiny\n"
+    "    model: {kind: softmax}\n"
+    "    data: {dataset: synthetic, synthetic: {samples: 500}}\n"
+    "    optimizer: {kind: sgd, lr: 0.1}\n"
+    "    batch: 50\n"
+    "    max_steps: 5\n";
+
+}  // namespace
+
+TEST_CASE("troupe run: malformed configs exit 2 before any training") {
+  REQUIRE_MESSAGE(fs::exists(troupe_binary()), "build the troupe target first");
+  std::string base = good;
+  struct bad_case {
+    std::string name, from, to, says;
+  };
+  const bad_case cases[] = {
+      {"unknown_key", "    batch: 50\n", "    batch: 50\n    bogus: 1\n", "bogus"},
+      {"wrong_type", "    batch: 50\n", "    batch: fifty\n", "batch"},
+      {"negative_batch", "    batch: 50\n", "    batch: -5\n", "batch"},
+      {"undefined_group", "    max_steps: 5\n", "    max_steps: 5\n    resources: [gpu]\n", "gpu"},
+      {"missing_dataset", "{dataset: synthetic, synthetic: {samples: 500}}",
+       "{dataset: idx, path: /nonexistent/troupe-data}", "nonexistent"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    std::string text = base;
+    const auto at = text.find(c.from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, c.from.size(), c.to);
+    const auto path = write(c.name + ".yaml", text);
+    const auto o = run_troupe(path.string() + " --report " + (scratch() / "r.json").string());
+    CAPTURE(o.err);
+    CHECK(o.code == 2);
+    CHECK(o.err.find(path.string()) != std::string::npos);  // names the file
+    CHECK(o.err.find(c.says) != std::string::npos);         // and the key or value
+    CHECK_FALSE(fs::exists(scratch() / "r.json"));           // nothing ran
+  }
+  const auto dep_cycle = write(
+      "cycle.yaml", std::string(good) + "    after: [other]\n  - name: other\n"
+                                        "    model: {kind: softmax}\n"
+                                        "    data: {dataset: synthetic}\n"
+                                        "    after: [tiny]\n");
+  const auto o = run_troupe(dep_cycle.string());
+  CAPTURE(o.err);
+  CHECK(o.code == 2);
+  CHECK(o.err.find("cycle") != std::string::npos);
+  CHECK(run_troupe("/nonexistent/troupe.yaml").code == 2);
+  CHECK(run_troupe(write("ok.yaml", good).string() + " --set jobs.0.batch=-1").code == 2);
+}
+
+TEST_CASE("troupe run: a good config exits 0 and writes the documented report") {
+  REQUIRE(fs::exists(troupe_binary()));
+  const auto report = scratch() / "out" / "report.json";
+  const auto o = run_troupe(write("good.yaml", good).string() + " --quiet --report " +
+                            report.string());
+  CAPTURE(o.err);
+  REQUIRE(o.code == 0);
+  nlohmann::json j;
+  std::ifstream(report) >> j;
+  REQUIRE(j["jobs"].size() == 1);
+  const auto& job = j["jobs"][0];
+  for (const char* key :
+       {"name", "status", "epochs", "steps", "global_batch", "started_s", "finished_s",
+        "wall_seconds", "samples_per_second", "train_loss", "test_loss", "test_accuracy", "params",
+        "workers", "faults", "rebalances"})
+    CHECK_MESSAGE(job.contains(key), key);
+  CHECK(job["status"] == "completed");
+  CHECK(job["steps"] == 5);
+  CHECK(job["workers"].size() == 2);
+  CHECK(job["params"]["fnv1a64"].get<std::string>().size() == 18);
+  CHECK(job["faults"]["recovery_ms"].is_array());
+  CHECK(j["cluster"]["devices"] == 2);
+  CHECK(fs::exists(report.parent_path() / "logs" / "tiny.log"));
+  fs::remove_all(scratch());
+}
