@@ -97,7 +97,8 @@ TEST_CASE("a peer that never joins: the others time out naming it, within the de
   // Rank 0 waits for its left neighbour, rank 2; rank 1 waits for rank 0, which is stuck.
   CHECK(errors[0].find("timed out") != std::string::npos);
   CHECK(errors[0].find("rank 2 (tcp://127.0.0.1:") != std::string::npos);
-  CHECK(errors[1].find("timed out") != std::string::npos);
+  // Rank 1 waits for rank 0: it times out too, or hears rank 0 close after its own timeout.
+  CHECK(errors[1].find("rank 0 (tcp://127.0.0.1:") != std::string::npos);
   for (int rank : {0, 1}) {
     CHECK(took[static_cast<std::size_t>(rank)] >= 0.29);
     CHECK(took[static_cast<std::size_t>(rank)] < 1.0);
