@@ -45,6 +45,45 @@ models::batch view(const data::dataset& d, std::size_t offset, std::size_t count
   return b;
 }
 
+// Eight independent partial sums: the loop pipelines (a single accumulator serialises on the add
+// latency), and float partials over at most n/8 terms each keep enough precision for a statistic.
+double squared_norm(const std::vector<float>& g) {
+  float acc[8] = {};
+  const std::size_t n = g.size(), body = n - n % 8;
+  for (std::size_t i = 0; i < body; i += 8)
+    for (std::size_t k = 0; k < 8; ++k) acc[k] += g[i + k] * g[i + k];
+  double sum = 0.0;
+  for (float a : acc) sum += a;
+  for (std::size_t i = body; i < n; ++i) sum += static_cast<double>(g[i]) * g[i];
+  return sum;
+}
+
+// Runs the gathered slice of `cmd` and reports it to the job.
+void compute(stateful<worker_state>* self, const caf::actor& job, const msg::compute_cmd& cmd,
+             double gather_s) {
+  auto& st = self->state;
+  models::batch b;
+  b.x = st.x.data();
+  b.size = static_cast<std::size_t>(cmd.count);
+  if (!st.labels.empty()) b.labels = st.labels.data();
+  if (!st.targets.empty()) b.targets = st.targets.data();
+  devices::step_timing timing;
+  auto stats =
+      st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(), &timing);
+  msg::step_done done{cmd.job,
+                      cmd.epoch,
+                      cmd.step,
+                      st.rank,
+                      static_cast<std::int64_t>(stats.samples),
+                      stats.loss_sum,
+                      static_cast<std::int64_t>(stats.correct),
+                      squared_norm(*st.grad),
+                      timing.compute_seconds,
+                      timing.gate_wait_seconds,
+                      gather_s};
+  self->send(job, done, msg::local_ref<msg::grad_buffer>{st.grad});
+}
+
 }  // namespace
 
 caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::spawn_worker spec,
@@ -68,35 +107,28 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       [=](const msg::compute_cmd& cmd, const msg::local_ref<msg::index_list>& indices) {
         auto& st = self->state;
         if (!st.gate.admit(cmd)) return;
-        const auto& store = *st.setup->params;
-        if (store.version.load() != cmd.version) {
-          self->quit(runtime_failure("parameter version " + std::to_string(store.version.load()) +
+        stopwatch sw;
+        gather(st, *st.setup->data.train, indices->data() + cmd.offset,
+               static_cast<std::size_t>(cmd.count));
+        const double gather_s = sw.seconds();
+        const auto version = st.setup->params->version.load();
+        if (version == cmd.version) {
+          compute(self, job, cmd, gather_s);
+        } else if (version + 1 == cmd.version) {
+          st.parked = cmd;
+          st.parked_gather_seconds = gather_s;
+        } else {
+          self->quit(runtime_failure("parameter version " + std::to_string(version) +
                                      " where step " + std::to_string(cmd.step) + " needs " +
                                      std::to_string(cmd.version)));
-          return;
         }
-        stopwatch sw;
-        const auto& train = *st.setup->data.train;
-        auto b =
-            gather(st, train, indices->data() + cmd.offset, static_cast<std::size_t>(cmd.count));
-        const double gather_s = sw.seconds();
-        devices::step_timing timing;
-        auto stats =
-            st.device->run_step(*st.model, store.values.data(), b, st.grad->data(), &timing);
-        double sq = 0.0;
-        for (float g : *st.grad) sq += static_cast<double>(g) * g;
-        msg::step_done done{cmd.job,
-                            cmd.epoch,
-                            cmd.step,
-                            st.rank,
-                            static_cast<std::int64_t>(stats.samples),
-                            stats.loss_sum,
-                            static_cast<std::int64_t>(stats.correct),
-                            sq,
-                            timing.compute_seconds,
-                            timing.gate_wait_seconds,
-                            gather_s};
-        self->send(job, done, msg::local_ref<msg::grad_buffer>{st.grad});
+      },
+      [=](const msg::go_step& go) {
+        auto& st = self->state;
+        if (!st.gate.admit(go) || !st.parked || st.parked->step != go.step) return;
+        const auto cmd = *st.parked;
+        st.parked.reset();
+        compute(self, job, cmd, st.parked_gather_seconds);
       },
       [=](const msg::eval_cmd& cmd) {
         auto& st = self->state;
@@ -124,11 +156,18 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         std::vector<float> scratch(st.model->param_count());
         const auto* params = st.setup->params->values.data();
         st.device->run_step(*st.model, params, b, scratch.data());  // warm-up, not timed
-        stopwatch sw;
-        const int steps = std::max(1, cmd.steps);
-        for (int i = 0; i < steps; ++i) st.device->run_step(*st.model, params, b, scratch.data());
-        self->send(job, msg::probe_done{cmd.job, cmd.epoch, st.rank,
-                                        sw.seconds() / static_cast<double>(steps * n)});
+        // The fastest of several steps: robust to another thread stealing the core for a moment.
+        // At least cmd.steps steps and 20 ms, at most 50 steps.
+        double best = 1e30, spent = 0.0;
+        for (int i = 0; i < 50 && (i < std::max(1, cmd.steps) || spent < 0.02); ++i) {
+          stopwatch sw;
+          st.device->run_step(*st.model, params, b, scratch.data());
+          const double s = sw.seconds();
+          best = std::min(best, s);
+          spent += s;
+        }
+        self->send(job,
+                   msg::probe_done{cmd.job, cmd.epoch, st.rank, best / static_cast<double>(n)});
       },
   };
 }

@@ -16,11 +16,15 @@
 //   1. start: build the device (devices::make_device) and the model clone; send worker_ready.
 //   2. compute_cmd / eval_cmd / probe_cmd of the current epoch: run it, answer step_done /
 //      eval_done / probe_done. A command of another epoch is dropped and counted (stale).
+//      A compute_cmd for the NEXT parameter version (sent early, while the shards still apply
+//      the previous step) is gathered at once and parked; go_step(step) computes it. So the
+//      gather is off the step's critical path.
 //   3. the device or model cannot be built: quit with an input failure; the group supervisor
 //      sees the down message and reports worker_down(kind = input) to the job.
 //   4. exit from the supervisor (release) or a failure while computing: the supervisor reports
 //      worker_down(kind = crash) unless the job released it.
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "actors/caf_compat.hpp"
@@ -40,6 +44,8 @@ struct worker_state {
   std::vector<float> x;                      // gathered rows of the slice
   std::vector<std::int32_t> labels;
   std::vector<float> targets;
+  std::optional<msg::compute_cmd> parked;  // gathered, waiting for its parameter version
+  double parked_gather_seconds = 0.0;
 };
 
 caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::spawn_worker spec,

@@ -95,6 +95,14 @@ void finish(self_ptr self, const std::string& status, const std::string& error =
             bool bad_input = false) {
   auto& st = self->state;
   if (st.phase == job_phase::done) return;
+  if (st.step > 0) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "step time %.3f s: compute phase %.3f s, reduce+apply %.3f s, other %.3f s",
+                  st.step_seconds_total, st.compute_phase_seconds, st.reduce_phase_seconds,
+                  st.step_seconds_total - st.compute_phase_seconds - st.reduce_phase_seconds);
+    log(self, buf);
+  }
   st.phase = job_phase::done;
   auto data = std::make_shared<job_report_data>();
   data->report = make_report(self, status);
@@ -154,8 +162,29 @@ void evaluate(self_ptr self) {
   }
 }
 
-// Sends the plan's slices to the workers (step protocol 1-2).
-void dispatch(self_ptr self, msg::step_plan plan, const msg::local_ref<msg::index_list>& indices) {
+// Sends the plan's slices to the workers (step protocol 1-2). For the step in flight's
+// successor the workers gather at once and park the slice until go_step.
+void send_slices(self_ptr self, const msg::step_plan& plan,
+                 const msg::local_ref<msg::index_list>& indices) {
+  auto& st = self->state;
+  std::int64_t offset = 0;
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    const auto count = plan.counts[r];
+    if (count > 0) {
+      auto cmd = tagged<msg::compute_cmd>(self);
+      cmd.step = plan.step;
+      cmd.version = plan.step;
+      cmd.rank = static_cast<std::int32_t>(r);
+      cmd.offset = offset;
+      cmd.count = count;
+      self->send(st.workers[r].actor, cmd, indices);
+    }
+    offset += count;
+  }
+}
+
+// The step's bookkeeping; `early`: its slices went out already, so only go_step is sent.
+void begin_step(self_ptr self, msg::step_plan plan, bool early) {
   auto& st = self->state;
   st.plan = std::move(plan);
   st.pending_done = 0;
@@ -167,23 +196,22 @@ void dispatch(self_ptr self, msg::step_plan plan, const msg::local_ref<msg::inde
     st.pass = st.plan.data_epoch;
     st.pass_stats = {};
   }
-  std::int64_t offset = 0;
   for (std::size_t r = 0; r < st.workers.size(); ++r) {
-    const auto count = st.plan.counts[r];
-    if (count > 0) {
-      auto cmd = tagged<msg::compute_cmd>(self);
-      cmd.step = st.step;
-      cmd.version = st.step;
-      cmd.rank = static_cast<std::int32_t>(r);
-      cmd.offset = offset;
-      cmd.count = count;
-      self->send(st.workers[r].actor, cmd, indices);
-      ++st.pending_done;
+    if (st.plan.counts[r] <= 0) continue;
+    ++st.pending_done;
+    if (early) {
+      auto go = tagged<msg::go_step>(self);
+      go.step = st.step;
+      self->send(st.workers[r].actor, go);
     }
-    offset += count;
   }
-  // Prefetch: the next plan is ready by the time this step is applied.
+  // Prefetch: the next plan (and its gather) is ready by the time this step is applied.
   if (st.step + 1 < st.steps_total) request_plan(self, st.step + 1);
+}
+
+void dispatch(self_ptr self, msg::step_plan plan, const msg::local_ref<msg::index_list>& indices) {
+  send_slices(self, plan, indices);
+  begin_step(self, std::move(plan), false);
 }
 
 void next_step(self_ptr self) {
@@ -197,9 +225,9 @@ void next_step(self_ptr self) {
     return;
   }
   if (st.next_plan && st.next_plan->first.step == st.step) {
-    auto p = std::move(*st.next_plan);
+    auto p = std::move(st.next_plan->first);
     st.next_plan.reset();
-    dispatch(self, std::move(p.first), p.second);
+    begin_step(self, std::move(p), true);
   }
   // Otherwise the plan is on its way: the step_plan handler dispatches it.
 }
@@ -438,10 +466,12 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         auto& st = self->state;
         if (!st.gate.admit(plan) || st.phase != job_phase::running) return;
         ++st.progress;
-        // The plan of the step in flight's successor waits; the current one goes out now.
+        // The current step's plan goes out now; its successor's slices go out early (the
+        // workers gather and park them) and start with go_step once this step is applied.
         if (plan.step == st.step && st.pending_done == 0 && st.pending_applied == 0) {
           dispatch(self, std::move(plan), indices);
-        } else {
+        } else if (plan.step == st.step + 1) {
+          send_slices(self, plan, indices);
           st.next_plan.emplace(std::move(plan), indices);
         }
       },
@@ -464,6 +494,9 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         st.step_stats.correct += static_cast<std::size_t>(m.correct);
         if (--st.pending_done > 0) return;
         // Every member reported: reduce in rank order (DESIGN §4 step 3).
+        st.reduce_t0 = steady::now();
+        st.compute_phase_seconds +=
+            std::chrono::duration<double>(st.reduce_t0 - st.step_t0).count();
         auto cmd = tagged<msg::reduce_cmd>(self);
         cmd.step = st.step;
         cmd.total_samples = static_cast<std::int64_t>(st.step_stats.samples);
@@ -485,6 +518,7 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         if (--st.pending_applied > 0) return;
         // Every shard applied: the parameters are at version step + 1 (DESIGN §4 step 4).
         const double step_s = seconds_since(st.step_t0);
+        st.reduce_phase_seconds += seconds_since(st.reduce_t0);
         st.store->version.store(st.step + 1);
         st.step_seconds_total += step_s;
         st.samples_total += static_cast<std::int64_t>(st.step_stats.samples);

@@ -6,8 +6,10 @@
 //   plan (distributor) -> compute (workers, gradient SUMS) -> reduce (shards: fixed rank order,
 //   divide by the total sample count, optimizer) -> applied (all shards) -> version = step + 1
 //
-// The plan of step s+1 is requested while step s computes, so the distributor hop is off the
-// critical path. Everything it sends or accepts carries (job, epoch); other epochs are dropped.
+// The plan of step s+1 is requested while step s computes, and its slices are sent as soon as it
+// arrives: workers gather their rows while the shards apply step s and park them; go_step(s+1)
+// starts the compute once version s+1 is in place. The distributor hop and the gather are off
+// the critical path. Everything it sends or accepts carries (job, epoch); other epochs are dropped.
 //
 // State machine:
 //
@@ -103,6 +105,10 @@ struct job_state {
   steady::time_point train_t0 = steady::now();
   steady::time_point step_t0 = steady::now();
   double step_seconds_total = 0.0;
+  // Where step time goes: dispatch -> last step_done, reduce -> last applied.
+  double compute_phase_seconds = 0.0;
+  double reduce_phase_seconds = 0.0;
+  steady::time_point reduce_t0 = steady::now();
   std::int64_t samples_total = 0;
   std::int64_t pass = 0;
   models::step_stats pass_stats;  // the current pass over the training set

@@ -34,14 +34,22 @@ caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
         const std::size_t n = st.spec.count;
         float* mean = st.mean.data();
         // Sum in the command's rank order, then divide: the mean gradient of the global batch.
-        const auto& first = *(*grads)[0];
-        std::copy(first.begin() + lo, first.begin() + lo + n, mean);
-        for (std::size_t r = 1; r < grads->size(); ++r) {
-          const float* g = (*grads)[r]->data() + lo;
-          for (std::size_t i = 0; i < n; ++i) mean[i] += g[i];
-        }
+        // The division is fused into the last pass; the float operations (and so the bits) are
+        // those of "sum in rank order, then divide".
         const float total = static_cast<float>(cmd.total_samples);
-        for (std::size_t i = 0; i < n; ++i) mean[i] /= total;
+        const std::size_t ranks = grads->size();
+        const float* g0 = (*grads)[0]->data() + lo;
+        if (ranks == 1) {
+          for (std::size_t i = 0; i < n; ++i) mean[i] = g0[i] / total;
+        } else {
+          std::copy(g0, g0 + n, mean);
+          for (std::size_t r = 1; r + 1 < ranks; ++r) {
+            const float* g = (*grads)[r]->data() + lo;
+            for (std::size_t i = 0; i < n; ++i) mean[i] += g[i];
+          }
+          const float* gl = (*grads)[ranks - 1]->data() + lo;
+          for (std::size_t i = 0; i < n; ++i) mean[i] = (mean[i] + gl[i]) / total;
+        }
         st.spec.optimizer->step(st.spec.params->values.data() + lo, mean);
         ++st.version;
         self->send(st.spec.job_actor,

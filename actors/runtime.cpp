@@ -67,6 +67,8 @@ void runtime::start() {
   if (impl_->started) return;
   impl_->started = true;
   actors::register_types(impl_->caf_cfg);
+  if (!impl_->opts.scheduler_policy.empty())
+    impl_->caf_cfg.set("scheduler.policy", caf::atom_from_string(impl_->opts.scheduler_policy));
   if (impl_->opts.scheduler_threads > 0)
     impl_->caf_cfg.set("scheduler.max-threads", static_cast<size_t>(impl_->opts.scheduler_threads));
   impl_->sys = std::make_unique<caf::actor_system>(impl_->caf_cfg);

@@ -31,6 +31,10 @@ struct runtime_options {
   // CAF scheduler threads for the control plane (0: CAF's default). Device workers have their
   // own threads whatever this says.
   int scheduler_threads = 0;
+  // CAF scheduler policy: "sharing" (one queue, sleeping workers) or "stealing" (CAF's default,
+  // whose idle workers poll). Sharing is the default here: polling threads take CPU from the
+  // device workers on small machines (shared/notes/caf-0.17.md P19).
+  std::string scheduler_policy = "sharing";
 };
 
 class runtime {

@@ -4,7 +4,8 @@
 // binaries must include this one header). CAF headers are allowed here and nowhere else in core.
 //
 // Families (DESIGN §3):
-//   gradient  : plan_request, step_plan, compute_cmd, step_done, reduce_cmd, applied, eval_cmd,
+//   gradient  : plan_request, step_plan, compute_cmd, go_step, step_done, reduce_cmd, applied,
+//   eval_cmd,
 //               eval_done, probe_cmd, probe_done
 //   priority  : set_priority
 //   load      : step_metrics, split_update
@@ -62,6 +63,14 @@ struct compute_cmd {
   std::int32_t rank = 0;
   std::int64_t offset = 0;  // into the step's index list
   std::int64_t count = 0;
+};
+
+// job -> device_worker: the parameters of `step` are applied; compute the slice of that step
+// that arrived early (its rows were gathered while the shards were still reducing step - 1).
+struct go_step {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
 };
 
 // device_worker -> job: the slice is done; its gradient sum travels as local_ref<grad_buffer>.
@@ -284,6 +293,7 @@ using grad_set = std::vector<std::shared_ptr<const grad_buffer>>;
 TROUPE_INSPECT(plan_request, x.job, x.epoch, x.step)
 TROUPE_INSPECT(step_plan, x.job, x.epoch, x.step, x.data_epoch, x.counts)
 TROUPE_INSPECT(compute_cmd, x.job, x.epoch, x.step, x.version, x.rank, x.offset, x.count)
+TROUPE_INSPECT(go_step, x.job, x.epoch, x.step)
 TROUPE_INSPECT(step_done, x.job, x.epoch, x.step, x.rank, x.samples, x.loss_sum, x.correct,
                x.grad_sq_norm, x.compute_seconds, x.gate_wait_seconds, x.gather_seconds)
 TROUPE_INSPECT(reduce_cmd, x.job, x.epoch, x.step, x.ranks, x.total_samples)
