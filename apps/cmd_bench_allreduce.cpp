@@ -91,7 +91,7 @@ coll::communicator connect(const setup& s, coll::store& rendezvous, int rank,
     o.rank = rank;
     o.size = s.ranks;
     o.prefix = session;
-    o.slot_bytes = std::max<std::size_t>(64, std::min<std::size_t>(s.perf.chunk_bytes, 4u << 20));
+
     o.deadline = deadline;
     return coll::shm_connect(o);
   }

@@ -49,6 +49,10 @@ struct message_header {
 using consume_fn = std::function<void(const std::byte* piece, std::size_t bytes, std::size_t offset,
                                       std::size_t total)>;
 
+// Throws collective_error(protocol) naming `from` when a payload has the wrong size.
+void expect_payload_size(std::size_t total, std::size_t expected, const peer_info& from,
+                         const op_context& ctx);
+
 class peer_link {
  public:
   virtual ~peer_link() = default;
@@ -67,6 +71,12 @@ class peer_link {
   // `consume`; returns its header.
   virtual message_header receive(const message_header& expect, const consume_fn& consume,
                                  const op_context& ctx) = 0;
+
+  // Like receive, for a payload that is copied as is into `into` (exactly `bytes` long; a size
+  // mismatch is a protocol error). Transports that can place the bytes there directly (shared
+  // memory reads the sender's buffer into it) override it; the default copies via receive().
+  virtual message_header receive_into(const message_header& expect, std::byte* into,
+                                      std::size_t bytes, const op_context& ctx);
 
   // Tells the peer we are gone; its waits on us fail with peer_closed. Idempotent.
   virtual void close() = 0;

@@ -30,8 +30,7 @@ double median(std::vector<double> v) {
 
 // The exact sum every rank must end with: plain ring sum, or the sum of each rank's payload
 // through the codec (encoded with a fresh state, as run_rank does each iteration).
-std::vector<float> expected_result(const params& p, int size, std::size_t count,
-                                   const codec* encoding) {
+std::vector<float> expected_result(int size, std::size_t count, const codec* encoding) {
   std::vector<float> expected(count, 0.0f);
   if (!encoding) {
     float table[period] = {};
@@ -40,7 +39,6 @@ std::vector<float> expected_result(const params& p, int size, std::size_t count,
     for (std::size_t i = 0; i < count; ++i) expected[i] = table[i % period];
     return expected;
   }
-  (void)p;
   std::vector<float> source(count), decoded(count);
   for (int r = 0; r < size; ++r) {
     for (std::size_t i = 0; i < count; ++i) source[i] = pattern(r, i);
@@ -103,7 +101,7 @@ std::vector<rank_result> run_rank(communicator& comm, const params& p) {
     rank_result r;
     r.bytes = bytes;
     r.median_us = median(times) * 1e6;
-    const auto expected = expected_result(p, comm.size(), count, encoding.get());
+    const auto expected = expected_result(comm.size(), count, encoding.get());
     for (std::size_t i = 0; i < count; ++i) r.wrong += data[i] != expected[i];
     if (comm.rank() == 0) {
       // memcpy of the same buffers, the reference for the in-process transport.

@@ -13,21 +13,6 @@ void add_into(float* dst, const std::byte* src, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) dst[i] += in[i];
 }
 
-namespace {
-
-// A consume_fn that checks the payload has the size the algorithm expects; a peer disagreeing
-// on sizes is a protocol error, not something to guess around.
-void expect_bytes(std::size_t total, std::size_t expected, const peer_link& from,
-                  const op_context& ctx) {
-  if (total != expected)
-    throw collective_error(failure_kind::protocol, from.peer(),
-                           ctx.op_name + ": " + from.peer().describe() + " sent " +
-                               std::to_string(total) + " bytes where " + std::to_string(expected) +
-                               " were expected (mismatched count?)");
-}
-
-}  // namespace
-
 // Ring allreduce on n ranks, after gloo's allreduce_ring_chunked:
 //
 // Reduce-scatter: at step s (0 .. n-2) rank r sends segment (r - s) to its right neighbour and
@@ -81,7 +66,7 @@ void ring_allreduce(communicator& comm, span<float> data, const op_tag& tag,
           tag.header(reduce_scatter, static_cast<std::uint32_t>(step),
                      static_cast<std::uint32_t>(c), 0),
           [&](const std::byte* piece, std::size_t bytes, std::size_t offset, std::size_t total) {
-            expect_bytes(total, expected, left, ctx);
+            expect_payload_size(total, expected, left.peer(), ctx);
             add_into(into + offset / sizeof(float), piece, bytes / sizeof(float));
           },
           ctx);
@@ -96,14 +81,9 @@ void ring_allreduce(communicator& comm, span<float> data, const op_tag& tag,
     const std::size_t recv_segment = mod(r - static_cast<long long>(step), n);
     for (std::size_t c = 0; c < chunk.chunks_in(segment.length(recv_segment)); ++c) {
       right.wait_sent(reduce_scatter_tickets[step][c], ctx);
-      float* into = chunk_ptr(recv_segment, c);
-      const std::size_t expected = chunk_bytes_of(recv_segment, c);
-      left.receive(
+      left.receive_into(
           tag.header(allgather, static_cast<std::uint32_t>(step), static_cast<std::uint32_t>(c), 0),
-          [&](const std::byte* piece, std::size_t bytes, std::size_t offset, std::size_t total) {
-            expect_bytes(total, expected, left, ctx);
-            std::memcpy(reinterpret_cast<std::byte*>(into) + offset, piece, bytes);
-          },
+          reinterpret_cast<std::byte*>(chunk_ptr(recv_segment, c)), chunk_bytes_of(recv_segment, c),
           ctx);
       if (step + 1 < steps) post(allgather, step + 1, recv_segment, c);
     }
@@ -128,15 +108,8 @@ void chain_broadcast(communicator& comm, std::byte* data, std::size_t bytes, int
     std::byte* at = data + chunk.offset(c);
     const std::size_t length = chunk.length(bytes, c);
     if (position != 0) {
-      peer_link& left = comm.link(left_of(comm.rank(), n));
-      left.receive(
-          tag.header(phase, 0, static_cast<std::uint32_t>(c), 0),
-          [&](const std::byte* piece, std::size_t piece_bytes, std::size_t offset,
-              std::size_t total) {
-            expect_bytes(total, length, left, ctx);
-            std::memcpy(at + offset, piece, piece_bytes);
-          },
-          ctx);
+      comm.link(left_of(comm.rank(), n))
+          .receive_into(tag.header(phase, 0, static_cast<std::uint32_t>(c), 0), at, length, ctx);
     }
     if (right) right->post(tag.header(phase, 0, static_cast<std::uint32_t>(c), length), at, ctx);
   }

@@ -79,12 +79,12 @@ nccl_api& api() {
 }  // namespace
 
 // NCCLCHECK-style: turns an ncclResult_t into our error with the call and file:line.
-#define TROUPE_NCCL_CHECK(call, what)                                                          \
-  do {                                                                                         \
-    ncclResult_t result_ = (call);                                                             \
-    if (result_ != ncclSuccess)                                                                \
+#define TROUPE_NCCL_CHECK(call, what)                                                           \
+  do {                                                                                          \
+    ncclResult_t result_ = (call);                                                              \
+    if (result_ != ncclSuccess)                                                                 \
       throw runtime_failure(std::string{what} + ": " + api().get_error_string(result_) + " (" + \
-                            __FILE__ + ":" + std::to_string(__LINE__) + ")");                  \
+                            __FILE__ + ":" + std::to_string(__LINE__) + ")");                   \
   } while (0)
 
 struct nccl_group::impl {
@@ -114,9 +114,8 @@ nccl_group::nccl_group(const nccl_group_options& options) : impl_(std::make_uniq
   if (!options.rendezvous) throw input_error("nccl group: no rendezvous store");
   auto& a = api();
   impl_->rank = options.rank;
-  impl_->name = "nccl group " + options.prefix + " rank " + std::to_string(options.rank) +
-                " of " + std::to_string(options.size) + " (device " +
-                std::to_string(options.device) + ")";
+  impl_->name = "nccl group " + options.prefix + " rank " + std::to_string(options.rank) + " of " +
+                std::to_string(options.size) + " (device " + std::to_string(options.device) + ")";
   if (a.set_device(options.device) != cudaSuccess)
     throw runtime_failure(impl_->name + ": cannot select the device");
   ncclUniqueId id;
@@ -164,9 +163,9 @@ void nccl_group::allreduce(const nccl_allreduce_options& options) {
     a.comm_get_async_error(impl_->comm, &async);
     try {
       if (async != ncclSuccess && async != ncclInProgress)
-        throw collective_error(failure_kind::peer_closed, group,
-                               ctx.op_name + ": " + a.get_error_string(async) + " in " +
-                                   impl_->name);
+        throw collective_error(
+            failure_kind::peer_closed, group,
+            ctx.op_name + ": " + a.get_error_string(async) + " in " + impl_->name);
       ctx.check(group, "the NCCL group");
     } catch (...) {
       a.comm_abort(impl_->comm);
@@ -226,7 +225,9 @@ nccl_group::nccl_group(const nccl_group_options&) {
 }
 nccl_group::~nccl_group() = default;
 void nccl_group::allreduce(const nccl_allreduce_options&) {}
-std::string nccl_group::smoke_test(int, std::size_t) { return "built without nccl.h"; }
+std::string nccl_group::smoke_test(int, std::size_t) {
+  return "built without nccl.h";
+}
 
 #endif
 

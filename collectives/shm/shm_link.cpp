@@ -3,14 +3,12 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <mutex>
-#include <thread>
+#include <optional>
 
-#include "collectives/send_tracker.hpp"
 #include "collectives/shm/shm_ring.hpp"
 #include "core/hash.hpp"
 
@@ -19,102 +17,136 @@ namespace {
 
 constexpr long slice_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait_slice).count();
 
+// True when counter `done` has reached `target` (both modulo 2^32).
+bool reached(std::uint32_t done, std::uint32_t target) {
+  return static_cast<std::int32_t>(done - target) >= 0;
+}
+
 class shm_link final : public peer_link {
  public:
-  shm_link(shm::segment incoming, shm::segment outgoing, peer_info peer)
-      : in_(std::move(incoming)), out_(std::move(outgoing)), peer_(std::move(peer)) {
-    sender_ = std::thread([this] { drain_posts(); });
-  }
+  shm_link(shm::segment incoming, shm::segment outgoing, peer_info peer, std::size_t piece_bytes)
+      : in_(std::move(incoming)),
+        out_(std::move(outgoing)),
+        peer_(std::move(peer)),
+        bounce_(piece_bytes) {}
   ~shm_link() override { close(); }
 
   const peer_info& peer() const override { return peer_; }
 
+  // Publishes a descriptor of the payload; the receiver copies the bytes itself.
   std::uint64_t post(const message_header& header, const void* payload,
                      const op_context& ctx) override {
-    if (closed_ || tracker_.failed())
-      throw collective_error(failure_kind::peer_closed, peer_,
-                             ctx.op_name + ": link to " + peer_.describe() + " is closed");
-    const auto ticket = tracker_.begin();
-    {
-      std::lock_guard<std::mutex> guard{mutex_};
-      posts_.push_back({header, static_cast<const std::byte*>(payload), ticket});
+    shm::ring_control& ring = out_.control();
+    for (;;) {  // room in the descriptor ring (full only with `slots` posts outstanding)
+      check_sending(ctx, "room in the ring to");
+      const std::uint32_t consumed = ring.consumed.load(std::memory_order_acquire);
+      if (posted_ - consumed < ring.slots) break;
+      shm::futex_wait(ring.consumed, consumed, slice_ns);
     }
-    posted_.notify_one();
-    return ticket;
+    shm::descriptor& d = out_.slot(posted_);
+    d.header = header;
+    d.address = reinterpret_cast<std::uint64_t>(payload);
+    ++posted_;
+    ring.written.store(posted_, std::memory_order_release);
+    shm::futex_wake(ring.written);
+    return posted_;
   }
 
   void wait_sent(std::uint64_t ticket, const op_context& ctx) override {
-    tracker_.wait(ticket, ctx, peer_);
+    shm::ring_control& ring = out_.control();
+    for (;;) {
+      const std::uint32_t consumed = ring.consumed.load(std::memory_order_acquire);
+      if (reached(consumed, static_cast<std::uint32_t>(ticket))) return;
+      check_sending(ctx, "the hand-over of data to");
+      shm::futex_wait(ring.consumed, consumed, slice_ns);
+    }
   }
-  void flush(const op_context& ctx) override { tracker_.wait_all(ctx, peer_); }
+  void flush(const op_context& ctx) override { wait_sent(posted_, ctx); }
 
   message_header receive(const message_header& expect, const consume_fn& consume,
                          const op_context& ctx) override {
-    for (auto it = stash_.begin(); it != stash_.end(); ++it)
-      if (it->header.same_tag(expect)) {
-        const auto found = std::move(*it);
-        stash_.erase(it);
-        if (!found.payload.empty())
-          consume(found.payload.data(), found.payload.size(), 0, found.payload.size());
-        return found.header;
-      }
+    if (auto found = from_stash(expect)) {
+      if (!found->payload.empty())
+        consume(found->payload.data(), found->payload.size(), 0, found->payload.size());
+      return found->header;
+    }
     for (;;) {
-      // The first slot of the next message tells what it is.
-      const shm::slot_header first = *next_slot(ctx);
-      const message_header header = first.header;
-      if (header.same_tag(expect)) {
-        read_pieces(header, ctx, [&](const std::byte* piece, std::size_t bytes, std::size_t at) {
-          consume(piece, bytes, at, static_cast<std::size_t>(header.bytes));
-        });
-        return header;
+      const shm::descriptor d = next_descriptor(expect, ctx);
+      if (!d.header.same_tag(expect)) continue;  // stashed by next_descriptor
+      // Pieces of the size of the bounce buffer stay in cache between the copy and the consumer.
+      const auto total = static_cast<std::size_t>(d.header.bytes);
+      for (std::size_t offset = 0; offset < total; offset += bounce_.size()) {
+        const std::size_t bytes = std::min(bounce_.size(), total - offset);
+        copy_from_sender(bounce_.data(), d.address + offset, bytes, ctx);
+        consume(bounce_.data(), bytes, offset, total);
       }
-      if (header.older_than(expect)) {  // leftover of an aborted op
-        read_pieces(header, ctx, [](const std::byte*, std::size_t, std::size_t) {});
-        continue;
-      }
-      stashed keep{header, std::vector<std::byte>(static_cast<std::size_t>(header.bytes))};
-      read_pieces(header, ctx, [&](const std::byte* piece, std::size_t bytes, std::size_t at) {
-        std::memcpy(keep.payload.data() + at, piece, bytes);
-      });
-      stash_.push_back(std::move(keep));
+      finish_descriptor();
+      return d.header;
     }
   }
 
-  // Stops the sender thread (so no user buffer is read after close returns) and tells the peer.
-  void close() override {
-    if (closed_.exchange(true)) return;
-    {
-      std::lock_guard<std::mutex> guard{mutex_};
-      stopping_ = true;
+  message_header receive_into(const message_header& expect, std::byte* into, std::size_t bytes,
+                              const op_context& ctx) override {
+    if (auto found = from_stash(expect)) {
+      expect_payload_size(found->payload.size(), bytes, peer_, ctx);
+      std::memcpy(into, found->payload.data(), bytes);
+      return found->header;
     }
-    posted_.notify_one();
-    if (sender_.joinable()) sender_.join();
+    for (;;) {
+      const shm::descriptor d = next_descriptor(expect, ctx);
+      if (!d.header.same_tag(expect)) continue;
+      expect_payload_size(static_cast<std::size_t>(d.header.bytes), bytes, peer_, ctx);
+      copy_from_sender(into, d.address, bytes, ctx);  // the one copy, straight to its place
+      finish_descriptor();
+      return d.header;
+    }
+  }
+
+  void close() override {
+    if (closed_) return;
+    closed_ = true;
     out_.control().closed.fetch_or(shm::sender_closed);
     in_.control().closed.fetch_or(shm::receiver_closed);
     shm::futex_wake(out_.control().written);
     shm::futex_wake(in_.control().consumed);
-    tracker_.fail_all();
     in_.unlink_name();  // in case the peer never came to open it
   }
 
  private:
-  struct post_entry {
-    message_header header;
-    const std::byte* payload;
-    std::uint64_t ticket;
-  };
   struct stashed {
     message_header header;
     std::vector<std::byte> payload;
   };
 
-  // Waits until the incoming ring has a full slot and returns its header.
-  const shm::slot_header* next_slot(const op_context& ctx) {
+  std::optional<stashed> from_stash(const message_header& expect) {
+    for (auto it = stash_.begin(); it != stash_.end(); ++it)
+      if (it->header.same_tag(expect)) {
+        stashed found = std::move(*it);
+        stash_.erase(it);
+        return found;
+      }
+    return std::nullopt;
+  }
+
+  void check_sending(const op_context& ctx, const char* waiting_for) const {
+    const shm::ring_control& ring = out_.control();
+    if (closed_ || (ring.closed.load() & shm::receiver_closed))
+      throw collective_error(
+          failure_kind::peer_closed, peer_,
+          ctx.op_name + ": " + peer_.describe() + " closed its link before taking our data");
+    if (!shm::process_alive(ring.receiver_pid.load()))
+      throw collective_error(failure_kind::peer_closed, peer_,
+                             ctx.op_name + ": the process of " + peer_.describe() + " is gone");
+    ctx.check(peer_, waiting_for);
+  }
+
+  // Waits for the next descriptor. One that is not `expect` is dealt with here: a leftover of
+  // an older op is dropped, one of a later op is copied into the stash; the caller then loops.
+  shm::descriptor next_descriptor(const message_header& expect, const op_context& ctx) {
     shm::ring_control& ring = in_.control();
     for (;;) {
       const std::uint32_t written = ring.written.load(std::memory_order_acquire);
-      const std::uint32_t consumed = ring.consumed.load(std::memory_order_relaxed);
-      if (written != consumed) return &in_.header_of(consumed % ring.slots);
+      if (written != received_) break;
       if (ring.closed.load() & shm::sender_closed)
         throw collective_error(failure_kind::peer_closed, peer_,
                                ctx.op_name + ": " + peer_.describe() +
@@ -125,87 +157,46 @@ class shm_link final : public peer_link {
       ctx.check(peer_, "data from");
       shm::futex_wait(ring.written, written, slice_ns);
     }
-  }
-
-  // Hands every piece of the message whose first slot is next to `into`, freeing each slot.
-  template <class Into>
-  void read_pieces(const message_header& header, const op_context& ctx, Into into) {
-    shm::ring_control& ring = in_.control();
-    std::size_t received = 0;
-    do {
-      const shm::slot_header* slot = next_slot(ctx);
-      const std::uint32_t index = ring.consumed.load(std::memory_order_relaxed) % ring.slots;
-      if (!slot->header.same_tag(header) || slot->piece_offset != received)
-        throw collective_error(failure_kind::protocol, peer_,
-                               ctx.op_name + ": torn message in the ring from " + peer_.describe());
-      const auto bytes = static_cast<std::size_t>(slot->piece_bytes);
-      if (bytes > 0) into(in_.payload_of(index), bytes, received);
-      received += bytes;
-      ring.consumed.fetch_add(1, std::memory_order_release);
-      shm::futex_wake(ring.consumed);
-    } while (received < header.bytes);
-  }
-
-  // The sender thread: copies posted messages into the outgoing ring, slot by slot.
-  void drain_posts() {
-    shm::ring_control& ring = out_.control();
-    for (;;) {
-      post_entry next;
-      {
-        std::unique_lock<std::mutex> lock{mutex_};
-        posted_.wait(lock, [&] { return stopping_ || !posts_.empty(); });
-        if (stopping_) return;
-        next = posts_.front();
-        posts_.pop_front();
-      }
-      std::size_t sent = 0;
-      do {
-        if (!wait_for_room(ring)) return;
-        const std::uint32_t index = ring.written.load(std::memory_order_relaxed) % ring.slots;
-        const std::size_t bytes = std::min<std::size_t>(
-            ring.slot_bytes, static_cast<std::size_t>(next.header.bytes) - sent);
-        shm::slot_header& slot = out_.header_of(index);
-        slot.header = next.header;
-        slot.piece_offset = sent;
-        slot.piece_bytes = bytes;
-        if (bytes > 0) std::memcpy(out_.payload_of(index), next.payload + sent, bytes);
-        sent += bytes;
-        ring.written.fetch_add(1, std::memory_order_release);
-        shm::futex_wake(ring.written);
-      } while (sent < next.header.bytes);
-      tracker_.complete(next.ticket);
+    const shm::descriptor d = in_.slot(received_);
+    if (d.header.same_tag(expect)) return d;
+    if (!d.header.older_than(expect)) {
+      stashed keep{d.header, std::vector<std::byte>(static_cast<std::size_t>(d.header.bytes))};
+      copy_from_sender(keep.payload.data(), d.address, keep.payload.size(), ctx);
+      stash_.push_back(std::move(keep));
     }
+    finish_descriptor();
+    return d;
   }
 
-  // False when the link is stopping or the receiver is gone (then every send fails).
-  bool wait_for_room(shm::ring_control& ring) {
-    for (;;) {
-      const std::uint32_t consumed = ring.consumed.load(std::memory_order_acquire);
-      if (ring.written.load(std::memory_order_relaxed) - consumed < ring.slots) return true;
-      {
-        std::lock_guard<std::mutex> guard{mutex_};
-        if (stopping_) return false;
-      }
-      if ((ring.closed.load() & shm::receiver_closed) ||
-          !shm::process_alive(ring.receiver_pid.load())) {
-        tracker_.fail_all();
-        return false;
-      }
-      shm::futex_wait(ring.consumed, consumed, slice_ns);
-    }
+  void copy_from_sender(void* into, std::uint64_t address, std::size_t bytes,
+                        const op_context& ctx) {
+    if (bytes == 0) return;
+    const int error = shm::read_remote(in_.control().sender_pid.load(), into, address, bytes);
+    if (error == ESRCH)
+      throw collective_error(failure_kind::peer_closed, peer_,
+                             ctx.op_name + ": the process of " + peer_.describe() + " is gone");
+    if (error != 0)
+      throw collective_error(failure_kind::protocol, peer_,
+                             ctx.op_name + ": cannot read the data of " + peer_.describe() + ": " +
+                                 std::strerror(error) +
+                                 " (cross-memory attach refused, or the buffer was freed)");
   }
 
-  shm::segment in_;   // we receive here (we created it)
-  shm::segment out_;  // we send here (the peer created it)
+  // The sender may reuse the payload of this descriptor now.
+  void finish_descriptor() {
+    ++received_;
+    in_.control().consumed.store(received_, std::memory_order_release);
+    shm::futex_wake(in_.control().consumed);
+  }
+
+  shm::segment in_;   // descriptors of the peer's messages to us (we created it)
+  shm::segment out_;  // descriptors of ours (the peer created it)
   peer_info peer_;
-  send_tracker tracker_;
-  std::mutex mutex_;
-  std::condition_variable posted_;
-  std::deque<post_entry> posts_;
-  bool stopping_ = false;
-  std::atomic<bool> closed_{false};
+  std::vector<std::byte> bounce_;
+  std::uint32_t posted_ = 0;    // descriptors we wrote
+  std::uint32_t received_ = 0;  // descriptors we finished
   std::deque<stashed> stash_;
-  std::thread sender_;
+  bool closed_ = false;
 };
 
 std::string key_for(const std::string& prefix, int from, int to) {
@@ -225,8 +216,8 @@ std::string segment_name(const std::string& prefix, int from, int to) {
 
 communicator shm_connect(const shm_connect_options& options) {
   if (!options.rendezvous) throw input_error("shm_connect: no rendezvous store");
-  if (options.slot_bytes < 64 || options.slot_bytes % 64 != 0 || options.slots < 2)
-    throw input_error("shm_connect: slot_bytes must be a multiple of 64 and slots at least 2");
+  if (options.piece_bytes < 64 || options.piece_bytes % 64 != 0 || options.slots < 2)
+    throw input_error("shm_connect: piece_bytes must be a multiple of 64 and slots at least 2");
   std::vector<int> peers = options.peers;
   if (peers.empty() && options.size > 1) {
     peers.push_back(right_of(options.rank, options.size));
@@ -236,8 +227,7 @@ communicator shm_connect(const shm_connect_options& options) {
   std::vector<shm::segment> incoming;
   for (int peer : peers) {
     const std::string name = segment_name(options.prefix, peer, options.rank);
-    incoming.push_back(shm::segment::create(name, static_cast<std::uint32_t>(options.slots),
-                                            static_cast<std::uint32_t>(options.slot_bytes)));
+    incoming.push_back(shm::segment::create(name, static_cast<std::uint32_t>(options.slots)));
     options.rendezvous->set(key_for(options.prefix, peer, options.rank), name);
   }
   std::vector<std::shared_ptr<peer_link>> links(static_cast<std::size_t>(options.size));
@@ -254,8 +244,9 @@ communicator shm_connect(const shm_connect_options& options) {
     }
     shm::segment outgoing = shm::segment::open(name);
     outgoing.unlink_name();  // both sides have it mapped now (the creator mapped it first)
-    links[static_cast<std::size_t>(peer)] = std::make_shared<shm_link>(
-        std::move(incoming[i]), std::move(outgoing), peer_info{peer, "shm:" + name});
+    links[static_cast<std::size_t>(peer)] =
+        std::make_shared<shm_link>(std::move(incoming[i]), std::move(outgoing),
+                                   peer_info{peer, "shm:" + name}, options.piece_bytes);
   }
   return communicator{options.rank, options.size, std::move(links)};
 }

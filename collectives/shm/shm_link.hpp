@@ -1,12 +1,14 @@
 #pragma once
-// The shared-memory transport for processes on one host. Each direction of a link is a ring of
-// `slots` fixed-size slots in a POSIX shared-memory segment: the sender copies a message into
-// free slots (one copy), the receiver reduces or copies straight out of them, and both sides
-// sleep on futexes with short timeouts when the ring is empty or full, so waits notice aborts,
-// deadlines, a closed ring and a dead peer process (kill(pid, 0)).
+// The shared-memory transport for processes on one host, single-copy: post() writes only a
+// descriptor (tag, address) into a ring in POSIX shared memory, and the receiver copies the
+// payload straight out of the sender's buffer with process_vm_readv (Linux cross-memory attach,
+// same user), either into its destination (allgather, broadcast) or through a cache-sized bounce
+// buffer into the reduction. A post completes when the receiver has finished its descriptor.
+// Waits sleep on futexes in short slices, so they notice aborts, deadlines, a closed ring and a
+// dead peer process (kill(pid, 0), ESRCH from the copy).
 //
-// Posting never blocks: a sender thread per link drains the posted messages into the ring, so a
-// ring algorithm can post to its right and receive from its left without deadlock.
+// Posting does not wait unless `slots` descriptors are outstanding on one link; keep
+// slots above the chunks of one segment (count / ranks / chunk elements).
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -23,8 +25,8 @@ struct shm_connect_options {
   std::string prefix = "shm";                               // store key namespace
   std::vector<int> peers;                                   // empty = the two ring neighbours
   steady::time_point deadline = steady::time_point::max();  // for the rendezvous
-  std::size_t slots = 8;
-  std::size_t slot_bytes = std::size_t{1} << 20;  // a multiple of 64
+  std::size_t slots = 65536;                         // descriptors per direction (64 bytes each)
+  std::size_t piece_bytes = std::size_t{256} << 10;  // bounce buffer of the reduction
 };
 
 communicator shm_connect(const shm_connect_options& options);

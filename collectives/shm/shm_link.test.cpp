@@ -22,8 +22,8 @@ communicator connect(memory_store& store, int rank, int size, const std::string&
   o.rank = rank;
   o.size = size;
   o.prefix = prefix;
-  o.slots = 4;
-  o.slot_bytes = 4096;  // small slots: messages span several slots and the ring wraps often
+  o.slots = 8192;        // the ring wraps many times over the test
+  o.piece_bytes = 4096;  // messages are consumed in several pieces
   o.deadline = deadline_in(10s);
   return shm_connect(o);
 }

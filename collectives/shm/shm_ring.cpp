@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,8 +19,8 @@
 namespace troupe::collectives::shm {
 namespace {
 
-std::size_t segment_bytes(std::uint32_t slots, std::uint32_t slot_bytes) {
-  return control_bytes + std::size_t{slots} * (slot_header_bytes + slot_bytes);
+std::size_t segment_bytes(std::uint32_t slots) {
+  return control_bytes + std::size_t{slots} * 64;
 }
 
 void* map(int fd, std::size_t bytes, const std::string& name) {
@@ -31,10 +32,10 @@ void* map(int fd, std::size_t bytes, const std::string& name) {
 
 }  // namespace
 
-segment segment::create(const std::string& name, std::uint32_t slots, std::uint32_t slot_bytes) {
+segment segment::create(const std::string& name, std::uint32_t slots) {
   const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) throw runtime_failure("shm: cannot create " + name + ": " + std::strerror(errno));
-  const std::size_t bytes = segment_bytes(slots, slot_bytes);
+  const std::size_t bytes = segment_bytes(slots);
   if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     ::close(fd);
     ::shm_unlink(name.c_str());
@@ -48,7 +49,6 @@ segment segment::create(const std::string& name, std::uint32_t slots, std::uint3
   s.name_ = name;
   auto* control = new (s.base_) ring_control{};
   control->slots = slots;
-  control->slot_bytes = slot_bytes;
   control->receiver_pid.store(static_cast<std::int32_t>(::getpid()));
   return s;
 }
@@ -63,8 +63,7 @@ segment segment::open(const std::string& name) {
   ::close(fd);
   s.bytes_ = static_cast<std::size_t>(st.st_size);
   s.name_ = name;
-  if (s.bytes_ < control_bytes ||
-      s.bytes_ != segment_bytes(s.control().slots, s.control().slot_bytes))
+  if (s.bytes_ < control_bytes || s.bytes_ != segment_bytes(s.control().slots))
     throw runtime_failure("shm: segment " + name + " has an unexpected size");
   s.control().sender_pid.store(static_cast<std::int32_t>(::getpid()));
   return s;
@@ -87,13 +86,10 @@ void segment::unlink_name() {
   ::shm_unlink(name_.c_str());
 }
 
-slot_header& segment::header_of(std::uint32_t slot) const {
-  auto* at = static_cast<std::byte*>(base_) + control_bytes +
-             std::size_t{slot} * (slot_header_bytes + control().slot_bytes);
-  return *reinterpret_cast<slot_header*>(at);
-}
-std::byte* segment::payload_of(std::uint32_t slot) const {
-  return reinterpret_cast<std::byte*>(&header_of(slot)) + slot_header_bytes;
+descriptor& segment::slot(std::uint32_t sequence) const {
+  auto* at =
+      static_cast<std::byte*>(base_) + control_bytes + std::size_t{sequence % control().slots} * 64;
+  return *reinterpret_cast<descriptor*>(at);
 }
 
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen, long timeout_ns) {
@@ -106,6 +102,19 @@ void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen, long timeo
 void futex_wake(std::atomic<std::uint32_t>& word) {
   ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, 1 << 30, nullptr,
             nullptr, 0);
+}
+
+int read_remote(std::int32_t pid, void* local, std::uint64_t remote, std::size_t bytes) {
+  while (bytes > 0) {
+    iovec to{local, bytes};
+    iovec from{reinterpret_cast<void*>(remote), bytes};
+    const ssize_t got = ::process_vm_readv(pid, &to, 1, &from, 1, 0);
+    if (got <= 0) return got == 0 ? EIO : errno;
+    local = static_cast<std::byte*>(local) + got;
+    remote += static_cast<std::uint64_t>(got);
+    bytes -= static_cast<std::size_t>(got);
+  }
+  return 0;
 }
 
 bool process_alive(std::int32_t pid) {
