@@ -19,7 +19,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // The test executables and `troupe` are built into the same directory.
-fs::path troupe_binary() { return fs::read_symlink("/proc/self/exe").parent_path() / "troupe"; }
+fs::path troupe_binary() {
+  return fs::read_symlink("/proc/self/exe").parent_path() / "troupe";
+}
 
 fs::path scratch() {
   auto dir = fs::temp_directory_path() / ("troupe-cli-test-" + std::to_string(::getpid()));
@@ -93,13 +95,13 @@ TEST_CASE("troupe run: malformed configs exit 2 before any training") {
     CHECK(o.code == 2);
     CHECK(o.err.find(path.string()) != std::string::npos);  // names the file
     CHECK(o.err.find(c.says) != std::string::npos);         // and the key or value
-    CHECK_FALSE(fs::exists(scratch() / "r.json"));           // nothing ran
+    CHECK_FALSE(fs::exists(scratch() / "r.json"));          // nothing ran
   }
-  const auto dep_cycle = write(
-      "cycle.yaml", std::string(good) + "    after: [other]\n  - name: other\n"
-                                        "    model: {kind: softmax}\n"
-                                        "    data: {dataset: synthetic}\n"
-                                        "    after: [tiny]\n");
+  const auto dep_cycle = write("cycle.yaml", std::string(good) +
+                                                 "    after: [other]\n  - name: other\n"
+                                                 "    model: {kind: softmax}\n"
+                                                 "    data: {dataset: synthetic}\n"
+                                                 "    after: [tiny]\n");
   const auto o = run_troupe(dep_cycle.string());
   CAPTURE(o.err);
   CHECK(o.code == 2);
@@ -111,8 +113,8 @@ TEST_CASE("troupe run: malformed configs exit 2 before any training") {
 TEST_CASE("troupe run: a good config exits 0 and writes the documented report") {
   REQUIRE(fs::exists(troupe_binary()));
   const auto report = scratch() / "out" / "report.json";
-  const auto o = run_troupe(write("good.yaml", good).string() + " --quiet --report " +
-                            report.string());
+  const auto o =
+      run_troupe(write("good.yaml", good).string() + " --quiet --report " + report.string());
   CAPTURE(o.err);
   REQUIRE(o.code == 0);
   nlohmann::json j;
