@@ -11,6 +11,7 @@
 #include <caf/send.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -19,6 +20,7 @@
 #include "apps/args.hpp"
 #include "apps/command.hpp"
 #include "collectives/inproc/inproc_link.hpp"
+#include "collectives/inproc/shared_allreduce.hpp"
 #include "collectives/memory_store.hpp"
 #include "collectives/perf.hpp"
 #include "collectives/shm/shm_link.hpp"
@@ -34,11 +36,14 @@ namespace coll = troupe::collectives;
 using namespace std::chrono_literals;
 
 const char* usage =
-    "usage: troupe bench allreduce --ranks N --transport inproc|ipc|tcp|shm\n"
+    "usage: troupe bench allreduce --ranks N --transport inproc|inproc-ring|ipc|tcp|shm\n"
     "                              [--min 4K] [--max 256M] [--step-factor 2] [--iters 20]\n"
     "                              [--warmup 5] [--chunk 1M] [--codec NAME] [--json FILE]\n"
     "                              [--timeout-ms 60000]\n\n"
-    "Ring allreduce (sum of float32) over N ranks: threads for inproc, processes otherwise.\n"
+    "Allreduce (sum of float32) over N ranks: threads for inproc, processes otherwise.\n"
+    "inproc is the shared in-process allreduce the runtime uses (each rank reduces one segment\n"
+    "of every rank's buffer into one shared result); inproc-ring is the ring over in-process\n"
+    "links (every rank ends with its own copy).\n"
     "Prints the nccl-tests columns: size, count, type, time (median over iterations, max over\n"
     "ranks), algbw = bytes/time, busbw = algbw * 2(n-1)/n, #wrong (elements differing from the\n"
     "exact sum), and memcpy bandwidth of the same buffers measured in the same run.\n"
@@ -60,9 +65,10 @@ setup parse(const args& a) {
   s.ranks = static_cast<int>(a.get_int("ranks", 2));
   if (s.ranks < 1 || s.ranks > 64) throw input_error("--ranks must be between 1 and 64");
   s.transport = a.get_or("transport", "inproc");
-  if (s.transport != "inproc" && s.transport != "ipc" && s.transport != "tcp" &&
-      s.transport != "shm")
-    throw input_error("--transport must be inproc, ipc, tcp or shm, got '" + s.transport + "'");
+  if (s.transport != "inproc" && s.transport != "inproc-ring" && s.transport != "ipc" &&
+      s.transport != "tcp" && s.transport != "shm")
+    throw input_error("--transport must be inproc, inproc-ring, ipc, tcp or shm, got '" +
+                      s.transport + "'");
   s.perf.min_bytes = parse_size(a.get_or("min", "4K"), "--min");
   s.perf.max_bytes = parse_size(a.get_or("max", "256M"), "--max");
   s.perf.step_factor = a.get_double("step-factor", 2.0);
@@ -79,6 +85,8 @@ setup parse(const args& a) {
   if (s.perf.chunk_bytes < 64 || s.perf.chunk_bytes % 64)
     throw input_error("--chunk must be a multiple of 64 bytes");
   if (!s.perf.codec.empty()) coll::make_codec(s.perf.codec);  // fails early on a bad name
+  if (!s.perf.codec.empty() && s.transport == "inproc")
+    throw input_error("--codec needs a ring: use --transport inproc-ring (or ipc, tcp, shm)");
   return s;
 }
 
@@ -120,16 +128,33 @@ int run_child(const setup& s, int rank, const std::string& store_address,
   }
 }
 
+// Ranks as threads: the shared in-process allreduce, or the ring over in-process links.
 std::vector<std::vector<coll::perf::rank_result>> run_threads(const setup& s) {
   coll::inproc_hub hub{s.ranks};
+  coll::shared_allreduce_group group{s.ranks};
   std::vector<std::vector<coll::perf::rank_result>> per_rank(static_cast<std::size_t>(s.ranks));
   std::vector<std::string> errors(static_cast<std::size_t>(s.ranks));
   std::vector<std::thread> threads;
   for (int rank = 0; rank < s.ranks; ++rank)
     threads.emplace_back([&, rank] {
       coll::communicator comm = hub.connect(rank);
+      auto shared = [&](std::size_t count, const float* data) {
+        coll::shared_allreduce_options o;
+        o.rank = rank;
+        o.data = data;
+        o.count = count;
+        o.deadline = coll::deadline_in(std::chrono::milliseconds(s.perf.op_timeout_ms));
+        return group.allreduce(o).values;
+      };
       try {
-        per_rank[static_cast<std::size_t>(rank)] = coll::perf::run_rank(comm, s.perf);
+        auto& out = per_rank[static_cast<std::size_t>(rank)];
+        if (s.transport == "inproc-ring")
+          out = coll::perf::run_rank(comm, s.perf);
+        else
+          out = coll::perf::run_rank(
+              rank, s.ranks, s.perf,
+              [&](span<float> data) { return shared(data.size(), data.data()); },
+              [&] { shared(0, nullptr); });
       } catch (const std::exception& e) {
         errors[static_cast<std::size_t>(rank)] = e.what();
         comm.close();  // the others fail at once instead of at their deadline
@@ -225,13 +250,17 @@ int bench_allreduce(const std::vector<std::string>& argv) {
             << s.perf.chunk_bytes << ", codec " << (s.perf.codec.empty() ? "none" : s.perf.codec)
             << "\n# busbw = algbw * 2(n-1)/n; time = max over ranks of the median iteration\n"
             << coll::perf::table_header() << std::flush;
-  const auto per_rank = s.transport == "inproc" ? run_threads(s) : run_processes(s, argv);
+  const bool threads = s.transport == "inproc" || s.transport == "inproc-ring";
+  const auto per_rank = threads ? run_threads(s) : run_processes(s, argv);
   const auto rows = coll::perf::combine(per_rank);
   long long wrong = 0;
   for (const auto& r : rows) {
     std::cout << coll::perf::table_line(r);
     wrong += r.wrong;
   }
+  if (threads && !rows.empty() && rows.back().memcpy_GBps > 0)
+    std::printf("# largest size: busbw / memcpy = %.3f\n",
+                rows.back().busbw_GBps / rows.back().memcpy_GBps);
   std::cout << "# " << (wrong == 0 ? "OK" : "FAILED") << ": " << wrong << " wrong elements\n";
   if (!s.json.empty()) {
     std::ofstream out{s.json};

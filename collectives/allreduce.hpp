@@ -1,6 +1,6 @@
 #pragma once
-// Ring allreduce (sum of float32) over any transport: reduce-scatter then allgather, chunked and
-// pipelined (see ring.cpp for the algorithm). Every member calls it with the same count.
+// Ring allreduce (sum or max of float32) over any transport: reduce-scatter then allgather, chunked
+// and pipelined (see ring.cpp for the algorithm). Every member calls it with the same count.
 //
 //   allreduce_options o;
 //   o.comm = &comm; o.job = job; o.epoch = epoch; o.data = gradient;
@@ -12,7 +12,8 @@
 namespace troupe::collectives {
 
 struct allreduce_options : op_options {
-  span<float> data;  // in: this rank's values; out: the sum over all ranks
+  span<float> data;  // in: this rank's values; out: the sum (or max) over all ranks
+  reduce_op op = reduce_op::sum;
 };
 
 void allreduce(const allreduce_options& options);

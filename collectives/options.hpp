@@ -13,6 +13,10 @@
 
 namespace troupe::collectives {
 
+// How values of the ranks combine. max serves the distributed Max-AdaBelief form (the running max
+// of the second moment); sum is everything else and the default, so existing callers are unchanged.
+enum class reduce_op { sum, max };
+
 struct op_options {
   communicator* comm = nullptr;
   std::uint64_t job = 0;

@@ -49,6 +49,51 @@ std::vector<float> expected_result(int size, std::size_t count, const codec* enc
   return expected;
 }
 
+// The sweep shared by both run_rank forms.
+std::vector<rank_result> run_sweep(int rank, int size, const params& p, const codec* encoding,
+                                   const allreduce_fn& op, const std::function<void()>& barrier) {
+  std::vector<rank_result> results;
+  for (long long bytes : p.sizes()) {
+    const std::size_t count = static_cast<std::size_t>(bytes) / sizeof(float);
+    std::vector<float> source(count), data(count);
+    for (std::size_t i = 0; i < count; ++i) source[i] = pattern(rank, i);
+    span<const float> sum;
+    std::vector<double> copy_times;  // rank 0: memcpy of the same buffers, beside each op
+    auto one_op = [&] {
+      std::memcpy(data.data(), source.data(), count * sizeof(float));
+      barrier();
+      // The memcpy reference is timed between the same barriers as the op, while the other ranks
+      // wait: both see the same machine load (a shared machine drifts during a sweep).
+      if (rank == 0) {
+        stopwatch copy_clock;
+        std::memcpy(data.data(), source.data(), count * sizeof(float));
+        copy_times.push_back(copy_clock.seconds());
+      }
+      barrier();
+      stopwatch clock;
+      sum = op(span<float>{data.data(), count});
+      return clock.seconds();
+    };
+    for (int w = 0; w < p.warmup; ++w) one_op();
+    copy_times.clear();
+    std::vector<double> times;
+    for (int it = 0; it < p.iters; ++it) times.push_back(one_op());
+    rank_result r;
+    r.bytes = bytes;
+    r.median_us = median(times) * 1e6;
+    const auto expected = expected_result(size, count, encoding);
+    for (std::size_t i = 0; i < count; ++i) r.wrong += sum[i] != expected[i];
+    // Every rank has read the result before anyone starts the next op (which may reuse it).
+    barrier();
+    if (rank == 0) {
+      const double t = median(copy_times);
+      r.memcpy_GBps = t > 0 ? static_cast<double>(bytes) / t / 1e9 : 0;
+    }
+    results.push_back(r);
+  }
+  return results;
+}
+
 }  // namespace
 
 std::vector<long long> params::sizes() const {
@@ -63,7 +108,6 @@ std::vector<long long> params::sizes() const {
 
 std::vector<rank_result> run_rank(communicator& comm, const params& p) {
   const auto encoding = p.codec.empty() ? nullptr : make_codec(p.codec);
-  std::vector<rank_result> results;
   std::vector<float> barrier_value(1);
   auto options_for = [&](span<float> data) {
     allreduce_options o;
@@ -73,50 +117,28 @@ std::vector<rank_result> run_rank(communicator& comm, const params& p) {
     o.deadline = steady::now() + std::chrono::milliseconds(p.op_timeout_ms);
     return o;
   };
-  auto barrier = [&] { allreduce(options_for(barrier_value)); };
-  for (long long bytes : p.sizes()) {
-    const std::size_t count = static_cast<std::size_t>(bytes) / sizeof(float);
-    std::vector<float> source(count), data(count);
-    for (std::size_t i = 0; i < count; ++i) source[i] = pattern(comm.rank(), i);
-    auto one_op = [&] {
-      std::memcpy(data.data(), source.data(), count * sizeof(float));
-      barrier();
-      stopwatch clock;
-      if (encoding) {
-        codec_state state;  // fresh each time: the check knows the exact expected sum
-        compressed_allreduce_options o;
-        static_cast<op_options&>(o) = options_for(data);
-        o.data = data;
-        o.encoding = encoding.get();
-        o.state = &state;
-        compressed_allreduce(o);
-      } else {
-        allreduce(options_for(data));
-      }
-      return clock.seconds();
-    };
-    for (int w = 0; w < p.warmup; ++w) one_op();
-    std::vector<double> times;
-    for (int it = 0; it < p.iters; ++it) times.push_back(one_op());
-    rank_result r;
-    r.bytes = bytes;
-    r.median_us = median(times) * 1e6;
-    const auto expected = expected_result(comm.size(), count, encoding.get());
-    for (std::size_t i = 0; i < count; ++i) r.wrong += data[i] != expected[i];
-    if (comm.rank() == 0) {
-      // memcpy of the same buffers, the reference for the in-process transport.
-      std::vector<double> copy_times;
-      for (int it = 0; it < std::max(3, p.iters); ++it) {
-        stopwatch clock;
-        std::memcpy(data.data(), source.data(), count * sizeof(float));
-        copy_times.push_back(clock.seconds());
-      }
-      const double t = median(copy_times);
-      r.memcpy_GBps = t > 0 ? static_cast<double>(bytes) / t / 1e9 : 0;
+  auto op = [&](span<float> data) -> span<const float> {
+    if (encoding) {
+      codec_state state;  // fresh each time: the check knows the exact expected sum
+      compressed_allreduce_options o;
+      static_cast<op_options&>(o) = options_for(data);
+      o.data = data;
+      o.encoding = encoding.get();
+      o.state = &state;
+      compressed_allreduce(o);
+    } else {
+      allreduce(options_for(data));
     }
-    results.push_back(r);
-  }
-  return results;
+    return span<const float>{data.data(), data.size()};
+  };
+  return run_sweep(comm.rank(), comm.size(), p, encoding.get(), op,
+                   [&] { allreduce(options_for(barrier_value)); });
+}
+
+std::vector<rank_result> run_rank(int rank, int size, const params& p, const allreduce_fn& op,
+                                  const std::function<void()>& barrier) {
+  if (!p.codec.empty()) throw input_error("perf: codecs need the communicator form of run_rank");
+  return run_sweep(rank, size, p, nullptr, op, barrier);
 }
 
 std::vector<row> combine(const std::vector<std::vector<rank_result>>& per_rank) {

@@ -6,6 +6,7 @@
 //   algbw = bytes / time;  busbw = algbw * 2 (n - 1) / n   (what each link carries, so the
 //   figure compares across rank counts and with all_reduce_perf and MPI).
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,13 @@ struct rank_result {
 
 // Runs the sweep on this rank; every member calls it with the same params.
 std::vector<rank_result> run_rank(communicator& comm, const params& p);
+
+// The same sweep over any allreduce: `op` sums `data` over the ranks and returns where the sum
+// is (data itself for a ring; the group's shared buffer for the in-process shared allreduce);
+// `barrier` lines the ranks up before each timed iteration. Codecs need the communicator form.
+using allreduce_fn = std::function<span<const float>(span<float> data)>;
+std::vector<rank_result> run_rank(int rank, int size, const params& p, const allreduce_fn& op,
+                                  const std::function<void()>& barrier);
 
 // One line of the table: the ranks' results for one size combined.
 struct row {

@@ -13,6 +13,11 @@ void add_into(float* dst, const std::byte* src, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) dst[i] += in[i];
 }
 
+void max_into(float* dst, const std::byte* src, std::size_t count) {
+  const float* in = reinterpret_cast<const float*>(src);
+  for (std::size_t i = 0; i < count; ++i) dst[i] = in[i] > dst[i] ? in[i] : dst[i];
+}
+
 // Ring allreduce on n ranks, after gloo's allreduce_ring_chunked:
 //
 // Reduce-scatter: at step s (0 .. n-2) rank r sends segment (r - s) to its right neighbour and
@@ -28,7 +33,9 @@ void add_into(float* dst, const std::byte* src, std::size_t count) {
 // reduce-scatter step s is overwritten during allgather step s, so before that we wait for its
 // ticket (the right neighbour has taken it).
 void ring_allreduce(communicator& comm, span<float> data, const op_tag& tag,
-                    std::uint32_t phase_base, const op_context& ctx, std::size_t chunk_bytes) {
+                    std::uint32_t phase_base, const op_context& ctx, std::size_t chunk_bytes,
+                    reduce_op op) {
+  const auto combine = op == reduce_op::max ? max_into : add_into;
   const std::size_t n = static_cast<std::size_t>(comm.size());
   const long long r = comm.rank();
   if (n == 1 || data.empty()) return;
@@ -67,7 +74,7 @@ void ring_allreduce(communicator& comm, span<float> data, const op_tag& tag,
                      static_cast<std::uint32_t>(c), 0),
           [&](const std::byte* piece, std::size_t bytes, std::size_t offset, std::size_t total) {
             expect_payload_size(total, expected, left.peer(), ctx);
-            add_into(into + offset / sizeof(float), piece, bytes / sizeof(float));
+            combine(into + offset / sizeof(float), piece, bytes / sizeof(float));
           },
           ctx);
       if (step + 1 < steps)

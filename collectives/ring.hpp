@@ -11,9 +11,10 @@
 
 namespace troupe::collectives {
 
-// Sum of float32 over the ring; uses phases phase_base and phase_base + 1.
+// Sum (or max) of float32 over the ring; uses phases phase_base and phase_base + 1.
 void ring_allreduce(communicator& comm, span<float> data, const op_tag& tag,
-                    std::uint32_t phase_base, const op_context& ctx, std::size_t chunk_bytes);
+                    std::uint32_t phase_base, const op_context& ctx, std::size_t chunk_bytes,
+                    reduce_op op = reduce_op::sum);
 
 // Pipelined chain broadcast of raw bytes from `root`; uses phase `phase`.
 void chain_broadcast(communicator& comm, std::byte* data, std::size_t bytes, int root,
@@ -23,5 +24,7 @@ void chain_broadcast(communicator& comm, std::byte* data, std::size_t bytes, int
 // dst[i] += src[i]; src may be unaligned for floats only in theory: every transport hands over
 // pieces at 64-byte multiples of a malloc'd or mmap'd buffer.
 void add_into(float* dst, const std::byte* src, std::size_t count);
+// dst[i] = max(dst[i], src[i]).
+void max_into(float* dst, const std::byte* src, std::size_t count);
 
 }  // namespace troupe::collectives

@@ -1,0 +1,291 @@
+#include "collectives/inproc/shared_allreduce.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+namespace troupe::collectives {
+namespace {
+
+// Segments start at multiples of 16 floats (64 bytes), so two ranks never write one cache line.
+constexpr std::size_t align_elems = 16;
+// Elements reduced per block: the block of the result stays in L1 while the inputs stream in.
+constexpr std::size_t block_elems = 2048;
+
+peer_info peer_of(int rank) {
+  return peer_info{rank, "inproc-shared:" + std::to_string(rank)};
+}
+
+struct slot {
+  const float* data = nullptr;
+  std::size_t count = 0;
+  reduce_op op = reduce_op::sum;
+  double weight = 0.0;
+  bool divide = false;
+};
+
+// out[0..n) = reduction of ins (in order), fused with the division when `divide`. The float
+// operations are those of "out = in0; out += in_k for k in order; out /= divisor", with the
+// division applied to the last sum, as the parameter-server shard does.
+void reduce_block(float* __restrict out, const std::vector<const float*>& ins, std::size_t lo,
+                  std::size_t n, reduce_op op, bool divide, float divisor) {
+  const std::size_t m = ins.size();
+  if (m == 0) {
+    std::fill(out, out + n, 0.0f);
+    return;
+  }
+  const float* __restrict a = ins[0] + lo;
+  if (op == reduce_op::max) {
+    std::copy(a, a + n, out);
+    for (std::size_t k = 1; k < m; ++k) {
+      const float* __restrict b = ins[k] + lo;
+      for (std::size_t i = 0; i < n; ++i) out[i] = b[i] > out[i] ? b[i] : out[i];
+    }
+    return;
+  }
+  if (m == 1) {
+    if (divide)
+      for (std::size_t i = 0; i < n; ++i) out[i] = a[i] / divisor;
+    else
+      std::copy(a, a + n, out);
+    return;
+  }
+  const float* __restrict b = ins[1] + lo;
+  if (m == 2 && divide) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = (a[i] + b[i]) / divisor;
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+  for (std::size_t k = 2; k < m; ++k) {
+    const float* __restrict c = ins[k] + lo;
+    if (k + 1 == m && divide)
+      for (std::size_t i = 0; i < n; ++i) out[i] = (out[i] + c[i]) / divisor;
+    else
+      for (std::size_t i = 0; i < n; ++i) out[i] += c[i];
+  }
+}
+
+// Above this many result bytes the result goes to memory with non-temporal stores: it does not
+// fit in cache anyway, and a normal store first reads the line it overwrites (read for
+// ownership), a third more memory traffic for a two-rank sum. glibc's memcpy, the reference, does
+// the same for large copies.
+constexpr std::size_t stream_above_bytes = std::size_t{4} << 20;
+
+// out[0..n) = in[0..n) with streaming stores where the alignment allows.
+void stream_out(float* out, const float* in, std::size_t n) {
+#ifdef __SSE2__
+  std::size_t i = 0;
+  while (i < n && reinterpret_cast<std::uintptr_t>(out + i) % 16 != 0) {
+    out[i] = in[i];
+    ++i;
+  }
+  for (; i + 4 <= n; i += 4) _mm_stream_ps(out + i, _mm_loadu_ps(in + i));
+  for (; i < n; ++i) out[i] = in[i];
+#else
+  std::copy(in, in + n, out);
+#endif
+}
+
+}  // namespace
+
+class shared_allreduce_state {
+ public:
+  explicit shared_allreduce_state(int size)
+      : size_(size), slots_(static_cast<std::size_t>(size)), arrived_(slots_.size(), false) {}
+
+  int size() const { return size_; }
+
+  int waiting() const {
+    std::lock_guard<std::mutex> guard{mutex_};
+    return waiting_;
+  }
+  bool broken() const {
+    std::lock_guard<std::mutex> guard{mutex_};
+    return broken_;
+  }
+
+  shared_allreduce_result allreduce(const shared_allreduce_options& o) {
+    op_context ctx;
+    ctx.op_name = "allreduce (in-process shared)";
+    ctx.deadline = o.deadline;
+    ctx.abort = o.abort;
+    if (o.rank < 0 || o.rank >= size_)
+      throw input_error("shared allreduce: rank " + std::to_string(o.rank) +
+                        " outside a group of " + std::to_string(size_));
+    const auto me = static_cast<std::size_t>(o.rank);
+    {
+      std::lock_guard<std::mutex> guard{mutex_};
+      slots_[me] = slot{o.data, o.count, o.op, o.weight, o.divide_by_total_weight};
+    }
+    // Barrier 1: every input is posted; the last arriver checks them and sizes the result.
+    barrier(o.rank, ctx, "inputs of", [&] { return open_op(); });
+
+    // Reduce this rank's segment from every rank's buffer into the shared result.
+    const std::size_t count = op_count_;
+    const auto ranks = static_cast<std::size_t>(size_);
+    const std::size_t per =
+        ((count + ranks - 1) / ranks + align_elems - 1) / align_elems * align_elems;
+    const std::size_t lo = std::min(count, per * me), hi = std::min(count, lo + per);
+    float* out = results_[op_slot_].data();
+    if (count * sizeof(float) > stream_above_bytes) {
+      // Reduce each block in an L1-resident buffer, then stream it out.
+      alignas(64) float block[block_elems];
+      for (std::size_t b = lo; b < hi; b += block_elems) {
+        const std::size_t n = std::min(block_elems, hi - b);
+        reduce_block(block, inputs_, b, n, op_, divide_, divisor_);
+        stream_out(out + b, block, n);
+      }
+#ifdef __SSE2__
+      _mm_sfence();  // the streamed stores are visible before barrier 2 releases the readers
+#endif
+    } else {
+      for (std::size_t b = lo; b < hi; b += block_elems)
+        reduce_block(out + b, inputs_, b, std::min(block_elems, hi - b), op_, divide_, divisor_);
+    }
+    {
+      std::lock_guard<std::mutex> guard{mutex_};
+      --reducing_;
+    }
+    changed_.notify_all();
+
+    // Barrier 2: every segment is reduced; the inputs are free again.
+    barrier(o.rank, ctx, "the reduction by", [] { return std::string{}; });
+    return shared_allreduce_result{span<const float>{results_[op_slot_].data(), count},
+                                   total_weight_};
+  }
+
+ private:
+  // Runs under the lock by the last rank of barrier 1. Returns an error text (then the op fails
+  // on every rank) or "".
+  std::string open_op() {
+    const slot& first = slots_[0];
+    for (const auto& s : slots_)
+      if (s.count != first.count || s.op != first.op || s.divide != first.divide)
+        return "ranks disagree on count, op or division (every rank must make the same call)";
+    op_count_ = first.count;
+    op_ = first.op;
+    divide_ = first.divide;
+    total_weight_ = 0.0;
+    inputs_.clear();
+    for (const auto& s : slots_) {
+      total_weight_ += s.weight;
+      if (s.data) inputs_.push_back(s.data);
+    }
+    if (divide_ && !(total_weight_ > 0.0))
+      return "divide_by_total_weight with a total weight of " + std::to_string(total_weight_);
+    divisor_ = static_cast<float>(total_weight_);
+    op_slot_ = (op_slot_ + 1) % 2;
+    if (results_[op_slot_].size() < op_count_) results_[op_slot_].resize(op_count_);
+    reducing_ = size_;
+    return {};
+  }
+
+  // Waits until all ranks arrived; the last one runs on_complete (under the lock) first.
+  template <class OnComplete>
+  void barrier(int rank, const op_context& ctx, const char* waiting_for, OnComplete on_complete) {
+    std::unique_lock<std::mutex> lock{mutex_};
+    if (broken_) fail_broken(lock, rank);
+    const std::uint64_t my_phase = phase_;
+    arrived_[static_cast<std::size_t>(rank)] = true;
+    if (++arrived_count_ == size_) {
+      const std::string error = on_complete();
+      if (!error.empty()) {
+        broken_ = true;
+        reason_ = error;
+        changed_.notify_all();
+        throw collective_error(failure_kind::protocol, peer_of(rank), ctx.op_name + ": " + error);
+      }
+      std::fill(arrived_.begin(), arrived_.end(), false);
+      arrived_count_ = 0;
+      ++phase_;
+      changed_.notify_all();
+      return;
+    }
+    ++waiting_;
+    for (;;) {
+      if (phase_ != my_phase) break;  // completed: success even if an abort comes now
+      int missing = 0;
+      while (missing < size_ && arrived_[static_cast<std::size_t>(missing)]) ++missing;
+      try {
+        ctx.check(peer_of(missing), waiting_for);
+      } catch (const collective_error&) {
+        --waiting_;
+        broken_ = true;
+        reason_ = std::string{"rank "} + std::to_string(rank) + " left";
+        changed_.notify_all();
+        wait_readers(lock);
+        throw;
+      }
+      // Our own abort or deadline is the better error; otherwise another rank broke the group.
+      if (broken_) {
+        --waiting_;
+        fail_broken(lock, rank);
+      }
+      changed_.wait_until(lock, ctx.slice_end());
+    }
+    --waiting_;
+  }
+
+  // No rank may return while another still reads its input: reductions are pure compute, so
+  // this wait is short and bounded.
+  void wait_readers(std::unique_lock<std::mutex>& lock) {
+    changed_.wait(lock, [&] { return reducing_ <= 0; });
+  }
+
+  [[noreturn]] void fail_broken(std::unique_lock<std::mutex>& lock, int rank) {
+    wait_readers(lock);
+    throw collective_error(failure_kind::aborted, peer_of(rank),
+                           "allreduce (in-process shared): the group is broken (" + reason_ +
+                               "); a new epoch needs a new group");
+  }
+
+  const int size_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<slot> slots_;
+  std::vector<bool> arrived_;
+  int arrived_count_ = 0;
+  int waiting_ = 0;
+  int reducing_ = 0;
+  std::uint64_t phase_ = 0;
+  bool broken_ = false;
+  std::string reason_;
+  // The op between barrier 1 and barrier 2 (written by the last arriver under the lock, read
+  // after the barrier: the lock orders the accesses).
+  std::size_t op_count_ = 0;
+  reduce_op op_ = reduce_op::sum;
+  bool divide_ = false;
+  float divisor_ = 1.0f;
+  double total_weight_ = 0.0;
+  std::vector<const float*> inputs_;
+  std::vector<float> results_[2];
+  std::size_t op_slot_ = 1;
+};
+
+shared_allreduce_group::shared_allreduce_group(int size) {
+  if (size < 1) throw input_error("shared_allreduce_group: size must be at least 1");
+  state_ = std::make_unique<shared_allreduce_state>(size);
+}
+shared_allreduce_group::~shared_allreduce_group() = default;
+
+int shared_allreduce_group::size() const {
+  return state_->size();
+}
+shared_allreduce_result shared_allreduce_group::allreduce(const shared_allreduce_options& o) {
+  return state_->allreduce(o);
+}
+int shared_allreduce_group::waiting() const {
+  return state_->waiting();
+}
+bool shared_allreduce_group::broken() const {
+  return state_->broken();
+}
+
+}  // namespace troupe::collectives

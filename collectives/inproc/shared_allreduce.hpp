@@ -1,0 +1,78 @@
+#pragma once
+// The in-process allreduce of DESIGN §5 ("in one process: buffers are shared, never copied
+// between actors"). Ranks are threads of one process. Instead of a ring that moves every segment
+// into every rank's own buffer (n - 1 allgather copies per rank), each rank reduces ONE segment of
+// all ranks' inputs, straight from their buffers, into ONE result buffer the group owns; every
+// rank then reads that shared result. Per byte of payload the memory traffic is n reads and one
+// write, spread over the ranks' threads, which is what makes it run at memcpy speed.
+//
+//   shared_allreduce_group group{3};                 // one per group of ranks (per epoch)
+//   // on each rank's thread:
+//   shared_allreduce_options o;
+//   o.rank = r; o.data = grad.data(); o.count = n; o.weight = samples;
+//   o.divide_by_total_weight = true;                 // the mean gradient of the global batch
+//   o.deadline = deadline_in(5s); o.abort = job_abort;
+//   auto res = group.allreduce(o);                   // res.values: shared, read-only
+//
+// Determinism: element i of the result is ((x_0 + x_1) + x_2) ... in rank order, whichever rank
+// reduced it and whatever the arrival order; with divide_by_total_weight the division is fused
+// into the last addition (the same float operations as the parameter-server shard), so a run is
+// bit-for-bit repeatable and equal to `sync: ps`.
+//
+// Lifetime: a rank's input must stay unchanged until its call returns (the others read it); the
+// result stays valid until the same rank's second-next call (two result slots alternate, so a
+// caller can hold the results of two consecutive ops at once, e.g. the averaged first moment and
+// the max second moment of Max-AdaBelief).
+//
+// Failure: every wait has the deadline and watches the abort signal (collectives/op_control.hpp).
+// A rank that leaves early (abort, deadline, bad count) breaks the group: every waiting and later
+// call throws collective_error naming a rank that did not arrive, and a rank returns only once no
+// other rank is still reading its input. A broken group is not reused: the next membership epoch
+// builds a new one.
+#include <cstddef>
+#include <memory>
+
+#include "collectives/op_control.hpp"
+#include "collectives/options.hpp"
+#include "core/span.hpp"
+
+namespace troupe::collectives {
+
+struct shared_allreduce_options {
+  int rank = 0;
+  const float* data = nullptr;  // null: this rank contributes nothing (as if all zeros for sum)
+  std::size_t count = 0;        // the same on every rank; 0 makes the call a barrier
+  reduce_op op = reduce_op::sum;
+  double weight = 0.0;  // summed over the ranks (sample counts); returned as total_weight
+  // result = sum / total_weight (sum only), with the division fused into the last addition.
+  bool divide_by_total_weight = false;
+  steady::time_point deadline = steady::time_point::max();
+  std::shared_ptr<const abort_signal> abort;
+};
+
+struct shared_allreduce_result {
+  span<const float> values;  // the group's result buffer: read only
+  double total_weight = 0.0;
+};
+
+class shared_allreduce_state;
+
+// This class is thread-safe: rank r calls allreduce from its own thread only.
+class shared_allreduce_group {
+ public:
+  explicit shared_allreduce_group(int size);
+  ~shared_allreduce_group();
+  shared_allreduce_group(const shared_allreduce_group&) = delete;
+  shared_allreduce_group& operator=(const shared_allreduce_group&) = delete;
+
+  int size() const;
+  shared_allreduce_result allreduce(const shared_allreduce_options& options);
+  // Ranks waiting inside the current op right now (tests use it to abort an op in flight).
+  int waiting() const;
+  bool broken() const;
+
+ private:
+  std::unique_ptr<shared_allreduce_state> state_;
+};
+
+}  // namespace troupe::collectives

@@ -1,0 +1,175 @@
+#include "collectives/inproc/shared_allreduce.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/inproc/inproc_link.hpp"
+#include "collectives/testing.hpp"
+
+using namespace troupe::collectives;
+using namespace std::chrono_literals;
+using testing::pattern;
+using testing::pattern_sum;
+using testing::run_ranks;
+
+TEST_CASE("shared allreduce sums exactly for 1 to 8 ranks and awkward sizes") {
+  for (int size = 1; size <= 8; ++size) {
+    for (std::size_t count : {0ul, 1ul, 7ul, 13ul, 1009ul, 10007ul}) {
+      shared_allreduce_group group{size};
+      std::vector<std::size_t> bad(static_cast<std::size_t>(size), 99);
+      auto errors = run_ranks(size, [&](int rank) {
+        std::vector<float> data(count);
+        for (std::size_t i = 0; i < count; ++i) data[i] = pattern(rank, i);
+        shared_allreduce_options o;
+        o.rank = rank;
+        o.data = data.data();
+        o.count = count;
+        o.weight = 1.0;
+        o.deadline = deadline_in(10s);
+        const auto first = group.allreduce(o);
+        // Two ops in a row: the first result stays valid (two slots alternate).
+        o.divide_by_total_weight = true;
+        const auto mean = group.allreduce(o);
+        std::size_t wrong = first.total_weight == size ? 0 : 1000;
+        for (std::size_t i = 0; i < count; ++i) {
+          wrong += first.values[i] != pattern_sum(size, i);
+          wrong += mean.values[i] != pattern_sum(size, i) / static_cast<float>(size);
+        }
+        bad[static_cast<std::size_t>(rank)] = wrong;
+      });
+      for (int rank = 0; rank < size; ++rank) {
+        CAPTURE(size);
+        CAPTURE(count);
+        CHECK(errors[static_cast<std::size_t>(rank)] == "");
+        CHECK(bad[static_cast<std::size_t>(rank)] == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("shared allreduce: max, absent contributions, and the parameter-server float order") {
+  const int size = 3;
+  const std::size_t count = 4099;
+  shared_allreduce_group group{size};
+  std::vector<std::vector<float>> in(size, std::vector<float>(count));
+  for (int r = 0; r < size; ++r)
+    for (std::size_t i = 0; i < count; ++i)
+      in[r][i] = 0.1f * static_cast<float>(r + 1) + 1e-3f * static_cast<float>(i % 97) -
+                 (r == 1 ? 0.25f : 0.0f);
+  std::vector<std::vector<float>> got_max(size), got_mean(size), got_partial(size);
+  auto errors = run_ranks(size, [&](int rank) {
+    shared_allreduce_options o;
+    o.rank = rank;
+    o.count = count;
+    o.deadline = deadline_in(10s);
+    o.data = in[rank].data();
+    o.op = reduce_op::max;
+    auto mx = group.allreduce(o);
+    got_max[rank].assign(mx.values.begin(), mx.values.end());
+    o.op = reduce_op::sum;
+    o.weight = 10.0 + rank;
+    o.divide_by_total_weight = true;
+    auto mean = group.allreduce(o);
+    got_mean[rank].assign(mean.values.begin(), mean.values.end());
+    o.data = rank == 1 ? nullptr : in[rank].data();  // rank 1 has nothing this time
+    auto partial = group.allreduce(o);
+    got_partial[rank].assign(partial.values.begin(), partial.values.end());
+  });
+  for (const auto& e : errors) CHECK(e == "");
+  std::size_t bad = 0;
+  const float total = 33.0f;
+  for (std::size_t i = 0; i < count; ++i) {
+    const float mx = std::max({in[0][i], in[1][i], in[2][i]});
+    const float mean = ((in[0][i] + in[1][i]) + in[2][i]) / total;  // the shard's order
+    const float partial = (in[0][i] + in[2][i]) / total;
+    for (int r = 0; r < size; ++r)
+      bad += got_max[r][i] != mx || got_mean[r][i] != mean || got_partial[r][i] != partial;
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("shared allreduce: an abort in flight fails every waiting rank quickly") {
+  const int size = 3;
+  shared_allreduce_group group{size};
+  auto abort = std::make_shared<abort_signal>();
+  std::vector<float> data(1 << 16, 1.0f);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto errors = run_ranks(size, [&](int rank) {
+    if (rank == 2) {
+      // Rank 2 never joins; it aborts once the other two are waiting (polled, with a deadline).
+      const auto limit = std::chrono::steady_clock::now() + 10s;
+      while (group.waiting() < 2 && std::chrono::steady_clock::now() < limit)
+        std::this_thread::yield();
+      abort->abort("epoch bumped");
+      return;
+    }
+    shared_allreduce_options o;
+    o.rank = rank;
+    o.data = data.data();
+    o.count = data.size();
+    o.deadline = deadline_in(30s);
+    o.abort = abort;
+    group.allreduce(o);
+  });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(seconds < 2.0);
+  for (int r = 0; r < 2; ++r) {
+    CHECK(errors[static_cast<std::size_t>(r)].find("aborted (epoch bumped)") != std::string::npos);
+    CHECK(errors[static_cast<std::size_t>(r)].find("rank 2") != std::string::npos);
+  }
+  CHECK(group.broken());
+  // A broken group refuses further work at once.
+  shared_allreduce_options o;
+  o.deadline = deadline_in(30s);
+  CHECK_THROWS_AS(group.allreduce(o), collective_error);
+}
+
+TEST_CASE("shared allreduce: a missing rank times out naming it") {
+  shared_allreduce_group group{2};
+  shared_allreduce_options o;
+  o.rank = 0;
+  o.deadline = deadline_in(50ms);
+  try {
+    group.allreduce(o);
+    FAIL("no timeout");
+  } catch (const collective_error& e) {
+    CHECK(e.kind() == failure_kind::timeout);
+    CHECK(e.peer().rank == 1);
+  }
+}
+
+TEST_CASE("ring allreduce with max over in-process links") {
+  for (int size : {1, 2, 3, 5}) {
+    inproc_hub hub{size};
+    const std::size_t count = 1001;
+    std::vector<std::size_t> bad(static_cast<std::size_t>(size), 99);
+    auto errors = run_ranks(size, [&](int rank) {
+      communicator comm = hub.connect(rank);
+      std::vector<float> data(count);
+      for (std::size_t i = 0; i < count; ++i) data[i] = pattern(rank, i);
+      allreduce_options o;
+      o.comm = &comm;
+      o.data = data;
+      o.op = reduce_op::max;
+      o.chunk_bytes = 256;
+      o.deadline = deadline_in(10s);
+      allreduce(o);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        float mx = pattern(0, i);
+        for (int r = 1; r < size; ++r) mx = std::max(mx, pattern(r, i));
+        wrong += data[i] != mx;
+      }
+      bad[static_cast<std::size_t>(rank)] = wrong;
+    });
+    for (int rank = 0; rank < size; ++rank) {
+      CAPTURE(size);
+      CHECK(errors[static_cast<std::size_t>(rank)] == "");
+      CHECK(bad[static_cast<std::size_t>(rank)] == 0);
+    }
+  }
+}
