@@ -4,6 +4,8 @@
 #include <cstring>
 #include <exception>
 
+#include "actors/allreduce_step.hpp"
+#include "collectives/errors.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 
@@ -70,6 +72,8 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   devices::step_timing timing;
   auto stats =
       st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(), &timing);
+  st.computed_step = cmd.step;
+  st.computed_samples = static_cast<std::int64_t>(stats.samples);
   msg::step_done done{cmd.job,
                       cmd.epoch,
                       cmd.step,
@@ -129,6 +133,32 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         const auto cmd = *st.parked;
         st.parked.reset();
         compute(self, job, cmd, st.parked_gather_seconds);
+      },
+      // sync: allreduce: reduce with the other members, apply this replica's optimizer.
+      [=](const msg::reduce_cmd& cmd, const msg::local_ref<allreduce_session>& session) {
+        auto& st = self->state;
+        if (!st.gate.admit(cmd) || !session) return;
+        if (!st.replica) st.replica = std::make_shared<replica_optimizer>();
+        replica_step rs;
+        rs.rank = st.rank;
+        rs.contributed = st.computed_step == cmd.step &&
+                         std::find(cmd.ranks.begin(), cmd.ranks.end(), st.rank) != cmd.ranks.end();
+        rs.grad = st.grad->data();
+        rs.samples = rs.contributed ? st.computed_samples : 0;
+        rs.total_samples = cmd.total_samples;
+        rs.params = st.setup->params->values.data();
+        rs.count = st.setup->params->values.size();
+        try {
+          allreduce_and_apply(*st.replica, *session, rs);
+        } catch (const collectives::collective_error& e) {
+          // Aborted: the job ends or moved to a new epoch and no longer waits for this step.
+          if (e.kind() != collectives::failure_kind::aborted) self->quit(runtime_failure(e.what()));
+          return;
+        } catch (const std::exception& e) {
+          self->quit(runtime_failure(e.what()));
+          return;
+        }
+        self->send(job, msg::applied{cmd.job, cmd.epoch, cmd.step, st.rank, cmd.step + 1});
       },
       [=](const msg::eval_cmd& cmd) {
         auto& st = self->state;

@@ -33,6 +33,8 @@
 
 namespace troupe::actors {
 
+struct replica_optimizer;  // actors/allreduce_step.hpp
+
 struct worker_state {
   static inline const char* name = "device_worker";
   epoch_gate gate;
@@ -46,6 +48,10 @@ struct worker_state {
   std::vector<float> targets;
   std::optional<msg::compute_cmd> parked;  // gathered, waiting for its parameter version
   double parked_gather_seconds = 0.0;
+  // sync: allreduce: this worker's optimizer replica, and which step its gradient holds.
+  std::shared_ptr<replica_optimizer> replica;
+  std::int64_t computed_step = -1;
+  std::int64_t computed_samples = 0;
 };
 
 caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::spawn_worker spec,

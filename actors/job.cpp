@@ -7,6 +7,7 @@
 #include <caf/exit_reason.hpp>
 #include <caf/system_messages.hpp>
 
+#include "actors/allreduce_step.hpp"
 #include "actors/data_distributor.hpp"
 #include "actors/parameter_server.hpp"
 #include "core/error.hpp"
@@ -95,6 +96,15 @@ void finish(self_ptr self, const std::string& status, const std::string& error =
             bool bad_input = false) {
   auto& st = self->state;
   if (st.phase == job_phase::done) return;
+  // sync: allreduce: release workers blocked in a reduction; a completed run's replicas must agree.
+  if (st.allreduce) {
+    if (status != "completed") {
+      st.allreduce->abort("job " + status);
+    } else if (const auto why = st.allreduce->check_replicas(); !why.empty()) {
+      finish(self, "failed", why);
+      return;
+    }
+  }
   if (st.step > 0) {
     char buf[200];
     std::snprintf(buf, sizeof buf,
@@ -247,6 +257,8 @@ void start_running(self_ptr self) {
   auto upd = tagged<msg::split_update>(self);
   upd.weights = st.weights;
   self->send(st.distributor, upd);
+  if (st.allreduce)
+    st.allreduce->open_epoch(st.gate.job(), st.gate.epoch(), static_cast<int>(st.workers.size()));
   st.train_t0 = steady::now();
   request_plan(self, 0);
 }
@@ -329,7 +341,11 @@ void on_data(self_ptr self, const data_bundle& bundle) {
     os.beta2 = cfg.optimizer.beta2;
     os.eps = cfg.optimizer.eps;
     os.weight_decay = cfg.optimizer.weight_decay;
-    const auto slices = shard_slices(st.store->values.size(), cfg.sync.ps_shards);
+    // sync: allreduce keeps the optimizer on the workers (actors/allreduce_step.hpp): no shards.
+    if (cfg.sync.mode == "allreduce")
+      st.allreduce = std::make_shared<job_allreduce>(cfg, st.launch.step_deadline_seconds);
+    const auto slices = st.allreduce ? std::vector<std::pair<std::size_t, std::size_t>>{}
+                                     : shard_slices(st.store->values.size(), cfg.sync.ps_shards);
     for (std::size_t k = 0; k < slices.size(); ++k) {
       shard_spec ss;
       ss.job = st.gate.job();
@@ -387,7 +403,8 @@ void on_data(self_ptr self, const data_bundle& bundle) {
       setup->device.ordinal = dev;
       setup->prototype = st.prototype;
       setup->data = st.data;
-      setup->params = st.store;
+      setup->params =
+          st.allreduce ? st.allreduce->replica(static_cast<std::size_t>(rank), st.store) : st.store;
       auto sw = tagged<msg::spawn_worker>(self);
       sw.rank = rank;
       sw.device_index = dev;
@@ -507,8 +524,15 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
           set->push_back(st.grads[k]);
         }
         msg::local_ref<msg::grad_set> ref{std::move(set)};
-        st.pending_applied = static_cast<int>(st.shards.size());
-        for (auto& s : st.shards) self->send(s, cmd, ref);
+        if (st.allreduce) {
+          // Every member reduces, one without samples this step too (replicas stay equal).
+          st.pending_applied = static_cast<int>(st.workers.size());
+          const msg::local_ref<allreduce_session> session{st.allreduce->session()};
+          for (auto& w : st.workers) self->send(w.actor, cmd, session);
+        } else {
+          st.pending_applied = static_cast<int>(st.shards.size());
+          for (auto& s : st.shards) self->send(s, cmd, ref);
+        }
       },
       [=](const msg::applied& m) {
         auto& st = self->state;
@@ -520,6 +544,7 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         const double step_s = seconds_since(st.step_t0);
         st.reduce_phase_seconds += seconds_since(st.reduce_t0);
         st.store->version.store(st.step + 1);
+        if (st.allreduce) st.allreduce->publish(st.step + 1);
         st.step_seconds_total += step_s;
         st.samples_total += static_cast<std::int64_t>(st.step_stats.samples);
         st.pass_stats += st.step_stats;

@@ -61,6 +61,8 @@ struct job_launch {
   double step_deadline_seconds = 600.0;  // no step (or setup phase) may take longer
 };
 
+class job_allreduce;  // actors/allreduce_step.hpp
+
 enum class job_phase { loading, spawning, probing, running, evaluating, done };
 
 struct worker_slot {
@@ -82,6 +84,7 @@ struct job_state {
   job_phase phase = job_phase::loading;
   caf::actor distributor;
   std::vector<caf::actor> shards;
+  std::shared_ptr<job_allreduce> allreduce;  // sync: allreduce only (then no shards)
   std::vector<worker_slot> workers;
   data_bundle data;
   std::shared_ptr<const models::model> prototype;

@@ -14,9 +14,15 @@ namespace troupe {
 namespace {
 
 void check_job(const config::job_config& job) {
-  if (job.sync.mode != "ps")
+  if (job.sync.mode != "ps" && job.sync.mode != "allreduce")
     throw input_error("job '" + job.name + "': sync.mode '" + job.sync.mode +
-                      "' is not available in this build (ps)");
+                      "' is not available in this build (ps, allreduce)");
+  // Embedding apps build configs without config_load: the same rule as there.
+  if (job.optimizer.form == "distributed" &&
+      (job.optimizer.kind != "max-adabelief" || job.sync.mode != "allreduce"))
+    throw input_error("job '" + job.name +
+                      "': optimizer.form: distributed needs optimizer.kind: max-adabelief and "
+                      "sync.mode: allreduce");
   if (job.sync.ps_shards < 1)
     throw input_error("job '" + job.name + "': sync.ps_shards must be at least 1");
   if (job.batch <= 0) throw input_error("job '" + job.name + "': batch must be positive");

@@ -331,6 +331,7 @@ struct job_report_data;
 struct job_request;
 struct data_bundle;
 struct run_report_data;
+struct allreduce_session;  // sync: allreduce (actors/allreduce_step.hpp)
 }  // namespace troupe::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::index_list>)
@@ -341,6 +342,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::job_report_
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::job_request>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::data_bundle>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::run_report_data>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::allreduce_session>)
 
 // The one id block. Local-only handles are deliberately absent: they cannot be serialised.
 CAF_BEGIN_TYPE_ID_BLOCK(troupe, caf::first_custom_type_id)

@@ -1,0 +1,216 @@
+#include "actors/allreduce_step.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstring>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/inproc/shared_allreduce.hpp"
+#include "core/error.hpp"
+#include "core/hash.hpp"
+#include "models/max_adabelief.hpp"
+
+namespace troupe::actors {
+namespace {
+
+namespace coll = troupe::collectives;
+
+class shared_reducer final : public step_reducer {
+ public:
+  explicit shared_reducer(int members) : group_(members) {}
+  int size() const override { return group_.size(); }
+  int waiting() const override { return group_.waiting(); }
+  reduce_outcome reduce(const reduce_call& c) override {
+    coll::shared_allreduce_options o;
+    o.rank = c.rank;
+    o.data = c.data;
+    o.count = c.count;
+    o.op = c.op;
+    o.weight = c.weight;
+    o.divide_by_total_weight = c.divide_by_total_weight;
+    o.deadline = c.deadline;
+    o.abort = c.abort;
+    const auto r = group_.allreduce(o);
+    return reduce_outcome{r.values, r.total_weight};
+  }
+
+ private:
+  coll::shared_allreduce_group group_;
+};
+
+// The ring over any transport. The weight travels as one extra element (exact for sample counts
+// below 2^24), so one collective carries the sums and the sample count together.
+class ring_reducer final : public step_reducer {
+ public:
+  ring_reducer(std::vector<coll::communicator> comms, std::uint64_t job, std::uint64_t epoch)
+      : comms_(std::move(comms)),
+        work_(comms_.size()),
+        next_(comms_.size(), 0),
+        job_(job),
+        epoch_(epoch) {}
+  int size() const override { return static_cast<int>(comms_.size()); }
+  reduce_outcome reduce(const reduce_call& c) override {
+    const auto r = static_cast<std::size_t>(c.rank);
+    auto& buf = work_.at(r)[next_[r]];
+    next_[r] ^= 1;
+    buf.resize(c.count + 1);
+    if (c.data)
+      std::copy(c.data, c.data + c.count, buf.begin());
+    else
+      std::fill(buf.begin(), buf.end() - 1, 0.0f);
+    buf[c.count] = static_cast<float>(c.weight);
+    coll::allreduce_options o;
+    o.comm = &comms_[r];
+    o.job = job_;
+    o.epoch = epoch_;
+    o.data = span<float>{buf.data(), c.op == coll::reduce_op::sum ? buf.size() : c.count};
+    o.op = c.op;
+    o.deadline = c.deadline;
+    o.abort = c.abort;
+    coll::allreduce(o);
+    const double total = c.op == coll::reduce_op::sum ? static_cast<double>(buf[c.count]) : 0.0;
+    if (c.divide_by_total_weight) {
+      const float d = static_cast<float>(total);
+      for (std::size_t i = 0; i < c.count; ++i) buf[i] /= d;
+    }
+    return reduce_outcome{span<const float>{buf.data(), c.count}, total};
+  }
+
+ private:
+  std::vector<coll::communicator> comms_;
+  std::vector<std::array<std::vector<float>, 2>> work_;
+  std::vector<int> next_;
+  std::uint64_t job_, epoch_;
+};
+
+}  // namespace
+
+std::shared_ptr<step_reducer> make_shared_reducer(int members) {
+  return std::make_shared<shared_reducer>(members);
+}
+
+std::shared_ptr<step_reducer> make_ring_reducer(std::vector<coll::communicator> comms,
+                                                std::uint64_t job, std::uint64_t epoch) {
+  return std::make_shared<ring_reducer>(std::move(comms), job, epoch);
+}
+
+models::optimizer_spec optimizer_spec_of(const config::optimizer_config& c) {
+  models::optimizer_spec os;
+  os.kind = c.kind;
+  os.lr = c.lr;
+  os.momentum = c.momentum;
+  os.nesterov = c.nesterov;
+  os.beta1 = c.beta1;
+  os.beta2 = c.beta2;
+  os.eps = c.eps;
+  os.weight_decay = c.weight_decay;
+  return os;
+}
+
+void allreduce_and_apply(replica_optimizer& opt, const allreduce_session& session,
+                         const replica_step& step) {
+  reduce_call call;
+  call.rank = step.rank;
+  call.count = step.count;
+  call.deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
+                                      std::chrono::duration<double>(session.deadline_seconds));
+  call.abort = session.abort;
+  auto& reducer = *session.reducer;
+
+  if (!session.distributed) {
+    if (!opt.replicated) opt.replicated = models::make_optimizer(session.optimizer, step.count);
+    call.data = step.contributed ? step.grad : nullptr;
+    call.weight = step.contributed ? static_cast<double>(step.samples) : 0.0;
+    call.divide_by_total_weight = true;
+    const auto mean = reducer.reduce(call);
+    // The allreduced sample count must be the job's: otherwise a member reduced another step.
+    if (mean.total_weight != static_cast<double>(step.total_samples))
+      throw runtime_failure("allreduce: members reduced " + std::to_string(mean.total_weight) +
+                            " samples where the step has " + std::to_string(step.total_samples));
+    opt.replicated->step(step.params, mean.values.data());
+    return;
+  }
+
+  // Distributed Max-AdaBelief: local moments from the local mean gradient.
+  const std::size_t n = step.count;
+  if (opt.m.size() != n)
+    for (auto* v : {&opt.local, &opt.m, &opt.s, &opt.s_max, &opt.m_hat, &opt.s_hat})
+      v->assign(n, 0.0f);
+  if (step.contributed && step.samples > 0) {
+    const float b = static_cast<float>(step.samples);
+    for (std::size_t i = 0; i < n; ++i) opt.local[i] = step.grad[i] / b;
+  } else {
+    std::fill(opt.local.begin(), opt.local.end(), 0.0f);
+  }
+  ++opt.t;
+  models::max_adabelief::local_moments(session.optimizer, opt.t, n, step.params, opt.local.data(),
+                                       opt.m.data(), opt.s.data(), opt.s_max.data(),
+                                       opt.m_hat.data(), opt.s_hat.data());
+  call.data = opt.m_hat.data();
+  call.weight = 1.0;  // every member counts once: the plain average over workers
+  call.divide_by_total_weight = true;
+  const auto m_avg = reducer.reduce(call);
+  call.data = opt.s_hat.data();
+  call.op = coll::reduce_op::max;
+  call.weight = 0.0;
+  call.divide_by_total_weight = false;
+  const auto s_max = reducer.reduce(call);  // m_avg stays valid: two result slots
+  models::max_adabelief::apply_update(session.optimizer, n, step.params, m_avg.values.data(),
+                                      s_max.values.data());
+}
+
+job_allreduce::job_allreduce(const config::job_config& cfg, double deadline_seconds)
+    : cfg_(cfg), deadline_seconds_(deadline_seconds) {}
+
+std::shared_ptr<param_store> job_allreduce::replica(std::size_t rank,
+                                                    const std::shared_ptr<param_store>& initial) {
+  if (replicas_.size() <= rank) replicas_.resize(rank + 1);
+  if (rank == 0) {
+    replicas_[0] = initial;
+  } else {
+    replicas_[rank] = std::make_shared<param_store>(initial->values.size());
+    replicas_[rank]->values = initial->values;
+    replicas_[rank]->version.store(initial->version.load());
+  }
+  return replicas_[rank];
+}
+
+void job_allreduce::open_epoch(std::uint32_t job, std::uint32_t epoch, int members) {
+  if (session_)
+    abort("epoch " + std::to_string(epoch) + " replaces epoch " + std::to_string(session_->epoch));
+  auto s = std::make_shared<allreduce_session>();
+  s->job = job;
+  s->epoch = epoch;
+  s->members = members;
+  s->optimizer = optimizer_spec_of(cfg_.optimizer);
+  s->distributed = cfg_.optimizer.form == "distributed";
+  s->deadline_seconds = deadline_seconds_;
+  s->reducer = make_shared_reducer(members);
+  session_ = std::move(s);
+}
+
+void job_allreduce::abort(const std::string& reason) {
+  if (session_) session_->abort->abort(reason);
+}
+
+void job_allreduce::publish(std::int64_t version) {
+  for (auto& r : replicas_)
+    if (r) r->version.store(version);
+}
+
+std::string job_allreduce::check_replicas() const {
+  if (replicas_.empty() || !replicas_[0]) return {};
+  const auto& ref = replicas_[0]->values;
+  const auto h0 = fnv1a64(ref.data(), ref.size() * sizeof(float));
+  for (std::size_t r = 1; r < replicas_.size(); ++r) {
+    const auto& v = replicas_[r]->values;
+    const auto h = fnv1a64(v.data(), v.size() * sizeof(float));
+    if (h != h0)
+      return "parameter replica of rank " + std::to_string(r) + " differs from rank 0 (fnv1a64 " +
+             std::to_string(h) + " vs " + std::to_string(h0) + ")";
+  }
+  return {};
+}
+
+}  // namespace troupe::actors

@@ -1,0 +1,151 @@
+#pragma once
+// `sync: allreduce` (DESIGN §4 with a replicated optimizer): the barrier-triggered allreduce.
+//
+//   job: every member reported step_done -> reduce_cmd(step, epoch, ranks that computed,
+//        total_samples) + local_ref<allreduce_session> to EVERY member of the epoch
+//   worker: allreduce its gradient SUM and sample count with the other members, divide by the
+//        total, apply its own optimizer replica to its own parameter replica -> applied
+//   job: every member applied -> version step + 1 on every replica, next step
+//
+// The optimizer state lives on the workers (one replica each); the job keeps one parameter
+// replica per worker (worker_setup::params), replica 0 doubling as the job's `store` (reports,
+// checkpoints). Replicas stay bit-identical because every replica applies the same optimizer to
+// the same reduced bits: the reduction order is fixed (rank order in the shared in-process
+// reducer, ring order per segment + allgather copies in the ring reducer), so all replicas read
+// one result. The job checks it at the end (fnv1a64 of every replica).
+//
+// Optimizer forms (optimizer.form):
+//   replicated  : the mean gradient (sum over ranks / total samples) -> optimizer.step
+//   distributed : max-adabelief only. Each worker advances its own moments from its LOCAL mean
+//                 gradient (models/max_adabelief.hpp local_moments), the bias-corrected first
+//                 moment is averaged over the members and the max second moment max-reduced,
+//                 then apply_update. A member without samples this step contributes a zero
+//                 gradient to its moments (it still averages in: the form is defined per worker).
+//
+// Transports: the reducer is the seam. In one process the session's reducer is the shared
+// in-process allreduce (collectives/inproc/shared_allreduce.hpp: one shared result, no copies);
+// ring_reducer runs collectives::allreduce over one communicator per rank, so workers in several
+// processes drop in ZeroMQ or shm communicators built from the rendezvous store for the epoch's
+// member list. Gradients and parameters never ride inside CAF messages; the session does not
+// either between processes (it is local-only, like every local_ref).
+//
+// Deadlines and aborts: every reduction carries the session's deadline (the job's step deadline)
+// and its abort_signal. The job aborts the session when the step can no longer complete (the job
+// fails or is cancelled; issue 5: a membership change bumps the epoch via open_epoch, which
+// aborts the old session): workers blocked in it get collective_error(aborted) within a few
+// milliseconds and drop the step. After an abort the replicas may differ (some may have
+// applied); the next epoch must re-sync them (from rank 0 or a checkpoint, issue 5).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/payloads.hpp"
+#include "collectives/communicator.hpp"
+#include "collectives/op_control.hpp"
+#include "collectives/options.hpp"
+#include "core/config.hpp"
+#include "core/span.hpp"
+#include "models/optimizer.hpp"
+
+namespace troupe::actors {
+
+// One reduction as a worker asks for it.
+struct reduce_call {
+  int rank = 0;
+  const float* data = nullptr;  // null: contributes nothing (zero-sample member)
+  std::size_t count = 0;
+  collectives::reduce_op op = collectives::reduce_op::sum;
+  double weight = 0.0;                  // summed over the members (sample counts)
+  bool divide_by_total_weight = false;  // sum / total weight
+  steady::time_point deadline = steady::time_point::max();
+  std::shared_ptr<const collectives::abort_signal> abort;
+};
+
+struct reduce_outcome {
+  span<const float> values;  // valid until this rank's second-next call
+  double total_weight = 0.0;
+};
+
+// The transport seam. Rank r calls from its own thread only; all members make the same calls in
+// the same order. Throws collectives::collective_error.
+class step_reducer {
+ public:
+  virtual ~step_reducer() = default;
+  virtual int size() const = 0;
+  virtual reduce_outcome reduce(const reduce_call& call) = 0;
+  // Ranks blocked inside a reduction now, where the transport can tell (tests); else -1.
+  virtual int waiting() const { return -1; }
+};
+
+// In one process: the shared allreduce (rank-order sums, one shared result buffer).
+std::shared_ptr<step_reducer> make_shared_reducer(int members);
+// Any transport: ring allreduce over communicators[rank] (in-process links in tests; ZeroMQ or
+// shm communicators for workers in several processes).
+std::shared_ptr<step_reducer> make_ring_reducer(std::vector<collectives::communicator> comms,
+                                                std::uint64_t job, std::uint64_t epoch);
+
+// What every member of one membership epoch shares. Local-only (msg::local_ref).
+struct allreduce_session {
+  std::uint32_t job = 0;
+  std::uint32_t epoch = 0;
+  int members = 0;
+  models::optimizer_spec optimizer;
+  bool distributed = false;  // optimizer.form: distributed (max-adabelief)
+  double deadline_seconds = 600.0;
+  std::shared_ptr<collectives::abort_signal> abort = std::make_shared<collectives::abort_signal>();
+  std::shared_ptr<step_reducer> reducer;
+};
+
+models::optimizer_spec optimizer_spec_of(const config::optimizer_config& c);
+
+// A worker's optimizer replica (replicated form) or its local moments (distributed form).
+struct replica_optimizer {
+  std::unique_ptr<models::optimizer> replicated;
+  std::int64_t t = 0;  // distributed: steps applied
+  std::vector<float> local, m, s, s_max, m_hat, s_hat;
+};
+
+// One worker's part of one step.
+struct replica_step {
+  int rank = 0;
+  bool contributed = false;     // computed a slice this step (is in reduce_cmd::ranks)
+  const float* grad = nullptr;  // the gradient SUM over its samples
+  std::int64_t samples = 0;
+  std::int64_t total_samples = 0;  // the job's count, checked against the allreduced one
+  float* params = nullptr;         // this worker's replica
+  std::size_t count = 0;
+};
+
+// Allreduce + optimizer on this worker's replica. Throws collectives::collective_error
+// (deadline, abort, peer gone) or troupe::runtime_failure (the sample totals disagree).
+void allreduce_and_apply(replica_optimizer& opt, const allreduce_session& session,
+                         const replica_step& step);
+
+// The job's side: parameter replicas, the epoch's session, the end-of-run check.
+class job_allreduce {
+ public:
+  job_allreduce(const config::job_config& cfg, double deadline_seconds);
+
+  // The parameter store of worker `rank`: rank 0 gets `initial` itself, others a copy of it.
+  std::shared_ptr<param_store> replica(std::size_t rank,
+                                       const std::shared_ptr<param_store>& initial);
+  // A new session for (job, epoch) over `members` workers; aborts the previous one.
+  void open_epoch(std::uint32_t job, std::uint32_t epoch, int members);
+  const std::shared_ptr<const allreduce_session>& session() const { return session_; }
+  // Stops reductions in flight (the job ends or bumps its epoch).
+  void abort(const std::string& reason);
+  // Every replica is at `version` (the job's step protocol, as store->version in ps mode).
+  void publish(std::int64_t version);
+  // "" when every replica holds the same bits, else which one differs.
+  std::string check_replicas() const;
+
+ private:
+  config::job_config cfg_;
+  double deadline_seconds_;
+  std::vector<std::shared_ptr<param_store>> replicas_;
+  std::shared_ptr<const allreduce_session> session_;
+};
+
+}  // namespace troupe::actors
