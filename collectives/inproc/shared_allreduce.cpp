@@ -1,6 +1,7 @@
 #include "collectives/inproc/shared_allreduce.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -14,8 +15,9 @@
 namespace troupe::collectives {
 namespace {
 
-// Segments start at multiples of 16 floats (64 bytes), so two ranks never write one cache line.
-constexpr std::size_t align_elems = 16;
+// Pieces of work (a multiple of 16 floats, so two ranks never write one cache line): large
+// enough that the shared counter is touched rarely, small enough to balance the ranks.
+constexpr std::size_t piece_elems = std::size_t{1} << 16;
 // Elements reduced per block: the block of the result stays in L1 while the inputs stream in.
 constexpr std::size_t block_elems = 2048;
 
@@ -127,28 +129,33 @@ class shared_allreduce_state {
     // Barrier 1: every input is posted; the last arriver checks them and sizes the result.
     barrier(o.rank, ctx, "inputs of", [&] { return open_op(); });
 
-    // Reduce this rank's segment from every rank's buffer into the shared result.
+    // Reduce pieces of the result from every rank's buffer into the shared result. Pieces are
+    // taken from a shared counter rather than one fixed segment per rank: on a machine with more
+    // ranks than free cores, the ranks that run do the work of those that wait for a core, so
+    // one descheduled thread does not hold up the op. Which rank reduces a piece does not change
+    // its bits (the order over the inputs is fixed).
     const std::size_t count = op_count_;
-    const auto ranks = static_cast<std::size_t>(size_);
-    const std::size_t per =
-        ((count + ranks - 1) / ranks + align_elems - 1) / align_elems * align_elems;
-    const std::size_t lo = std::min(count, per * me), hi = std::min(count, lo + per);
     float* out = results_[op_slot_].data();
-    if (count * sizeof(float) > stream_above_bytes) {
-      // Reduce each block in an L1-resident buffer, then stream it out.
-      alignas(64) float block[block_elems];
+    const bool stream = count * sizeof(float) > stream_above_bytes;
+    alignas(64) float block[block_elems];
+    for (;;) {
+      const std::size_t lo = next_piece_.fetch_add(1, std::memory_order_relaxed) * piece_elems;
+      if (lo >= count) break;
+      const std::size_t hi = std::min(count, lo + piece_elems);
       for (std::size_t b = lo; b < hi; b += block_elems) {
         const std::size_t n = std::min(block_elems, hi - b);
-        reduce_block(block, inputs_, b, n, op_, divide_, divisor_);
-        stream_out(out + b, block, n);
+        if (stream) {
+          // Reduce the block in an L1-resident buffer, then stream it out.
+          reduce_block(block, inputs_, b, n, op_, divide_, divisor_);
+          stream_out(out + b, block, n);
+        } else {
+          reduce_block(out + b, inputs_, b, n, op_, divide_, divisor_);
+        }
       }
-#ifdef __SSE2__
-      _mm_sfence();  // the streamed stores are visible before barrier 2 releases the readers
-#endif
-    } else {
-      for (std::size_t b = lo; b < hi; b += block_elems)
-        reduce_block(out + b, inputs_, b, std::min(block_elems, hi - b), op_, divide_, divisor_);
     }
+#ifdef __SSE2__
+    if (stream) _mm_sfence();  // streamed stores are visible before barrier 2 releases readers
+#endif
     {
       std::lock_guard<std::mutex> guard{mutex_};
       --reducing_;
@@ -184,6 +191,7 @@ class shared_allreduce_state {
     op_slot_ = (op_slot_ + 1) % 2;
     if (results_[op_slot_].size() < op_count_) results_[op_slot_].resize(op_count_);
     reducing_ = size_;
+    next_piece_.store(0, std::memory_order_relaxed);
     return {};
   }
 
@@ -265,6 +273,7 @@ class shared_allreduce_state {
   float divisor_ = 1.0f;
   double total_weight_ = 0.0;
   std::vector<const float*> inputs_;
+  std::atomic<std::size_t> next_piece_{0};
   std::vector<float> results_[2];
   std::size_t op_slot_ = 1;
 };

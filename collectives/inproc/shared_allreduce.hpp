@@ -1,10 +1,11 @@
 #pragma once
 // The in-process allreduce of DESIGN §5 ("in one process: buffers are shared, never copied
 // between actors"). Ranks are threads of one process. Instead of a ring that moves every segment
-// into every rank's own buffer (n - 1 allgather copies per rank), each rank reduces ONE segment of
-// all ranks' inputs, straight from their buffers, into ONE result buffer the group owns; every
+// into every rank's own buffer (n - 1 allgather copies per rank), the ranks reduce pieces of all
+// ranks' inputs, straight from their buffers, into ONE result buffer the group owns (pieces come
+// from a shared counter, so ranks that have a core do the work of ranks waiting for one); every
 // rank then reads that shared result. Per byte of payload the memory traffic is n reads and one
-// write, spread over the ranks' threads, which is what makes it run at memcpy speed.
+// (streaming) write, spread over the ranks' threads.
 //
 //   shared_allreduce_group group{3};                 // one per group of ranks (per epoch)
 //   // on each rank's thread:
