@@ -8,6 +8,7 @@
 #include "collectives/errors.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "devices/sim_device.hpp"
 
 namespace troupe::actors {
 namespace {
@@ -60,6 +61,24 @@ double squared_norm(const std::vector<float>& g) {
   return sum;
 }
 
+// |G_b|^2 of the MEAN gradient (the buffer holds the sum over b samples): what the noise-scale
+// estimator regresses on 1/b (policies/noise_scale.hpp).
+double mean_sq_norm(const std::vector<float>& sum, std::size_t b) {
+  return b > 0 ? squared_norm(sum) / (static_cast<double>(b) * static_cast<double>(b)) : 0.0;
+}
+
+// The `slow` faults of this device (worker_setup::slow): the sim slowdown for `step`.
+void apply_slow_faults(worker_state& st, std::int64_t step) {
+  if (st.setup->slow.empty()) return;
+  auto* sim = dynamic_cast<devices::sim_device*>(st.device.get());
+  if (!sim) return;
+  double factor = 1.0;
+  for (const auto& f : st.setup->slow)
+    if (step >= f.step && (f.until_step < 0 || step <= f.until_step)) factor *= f.factor;
+  const double want = st.setup->device.slowdown * factor;
+  if (sim->slowdown() != want) sim->set_slowdown(want);
+}
+
 // Runs the gathered slice of `cmd` and reports it to the job.
 void compute(stateful<worker_state>* self, const caf::actor& job, const msg::compute_cmd& cmd,
              double gather_s) {
@@ -69,6 +88,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   b.size = static_cast<std::size_t>(cmd.count);
   if (!st.labels.empty()) b.labels = st.labels.data();
   if (!st.targets.empty()) b.targets = st.targets.data();
+  apply_slow_faults(st, cmd.step);
   devices::step_timing timing;
   auto stats =
       st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(), &timing);
@@ -81,7 +101,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
                       static_cast<std::int64_t>(stats.samples),
                       stats.loss_sum,
                       static_cast<std::int64_t>(stats.correct),
-                      squared_norm(*st.grad),
+                      mean_sq_norm(*st.grad, stats.samples),
                       timing.compute_seconds,
                       timing.gate_wait_seconds,
                       gather_s};

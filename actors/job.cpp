@@ -10,6 +10,7 @@
 #include "actors/allreduce_step.hpp"
 #include "actors/data_distributor.hpp"
 #include "actors/parameter_server.hpp"
+#include "actors/rebalancer.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "core/rng.hpp"
@@ -88,6 +89,9 @@ job_report make_report(self_ptr self, const std::string& status) {
     r.workers.push_back(wr);
   }
   r.stale_dropped = st.gate.dropped();
+  r.rebalances = st.stats.rebalances;
+  r.imbalance_index = st.stats.mean_imbalance();
+  r.noise_scale = st.stats.noise_scale();
   return r;
 }
 
@@ -130,6 +134,7 @@ void finish(self_ptr self, const std::string& status, const std::string& error =
     self->send(st.launch.task_manager, fin, msg::local_ref<job_report_data>{data});
   for (auto& s : st.shards) self->send_exit(s, caf::exit_reason::user_shutdown);
   if (st.distributor) self->send_exit(st.distributor, caf::exit_reason::user_shutdown);
+  if (st.rebalancer) self->send_exit(st.rebalancer, caf::exit_reason::user_shutdown);
   self->quit();
 }
 
@@ -202,6 +207,7 @@ void begin_step(self_ptr self, msg::step_plan plan, bool early) {
   st.grads.assign(st.workers.size(), nullptr);
   st.step_compute.assign(st.workers.size(), 0.0);
   st.step_t0 = steady::now();
+  st.stats.begin_step(st.workers.size());
   if (st.plan.data_epoch != st.pass) {
     st.pass = st.plan.data_epoch;
     st.pass_stats = {};
@@ -257,6 +263,12 @@ void start_running(self_ptr self) {
   auto upd = tagged<msg::split_update>(self);
   upd.weights = st.weights;
   self->send(st.distributor, upd);
+  if (st.launch.cfg.data.split == "adaptive") {
+    st.rebalancer =
+        self->spawn(rebalancer_actor, caf::actor_cast<caf::actor>(self), st.gate.job(),
+                    st.gate.epoch(), st.workers.size(), st.launch.cfg.batch, rebalancer_options{});
+    self->monitor(st.rebalancer);
+  }
   if (st.allreduce)
     st.allreduce->open_epoch(st.gate.job(), st.gate.epoch(), static_cast<int>(st.workers.size()));
   st.train_t0 = steady::now();
@@ -405,6 +417,9 @@ void on_data(self_ptr self, const data_bundle& bundle) {
       setup->data = st.data;
       setup->params =
           st.allreduce ? st.allreduce->replica(static_cast<std::size_t>(rank), st.store) : st.store;
+      for (const auto& f : cfg.faults)
+        if (f.action == "slow" && (f.target == w.group || f.target == w.name))
+          setup->slow.push_back(f);
       auto sw = tagged<msg::spawn_worker>(self);
       sw.rank = rank;
       sw.device_index = dev;
@@ -506,6 +521,7 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         w.samples += m.samples;
         w.steps += 1;
         w.compute_seconds += m.compute_seconds;
+        st.stats.on_worker(r, m.samples, m.grad_sq_norm, m.compute_seconds);
         st.step_stats.loss_sum += m.loss_sum;
         st.step_stats.samples += static_cast<std::size_t>(m.samples);
         st.step_stats.correct += static_cast<std::size_t>(m.correct);
@@ -532,6 +548,18 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         } else {
           st.pending_applied = static_cast<int>(st.shards.size());
           for (auto& s : st.shards) self->send(s, cmd, ref);
+        }
+        // While the shards reduce: |G_B|^2 of the same sums (read-only), the noise scale and the
+        // imbalance index of the step.
+        st.stats.end_step(st.grads, cmd.total_samples);
+        if (st.rebalancer) {
+          // The step's timings are complete now: deciding while the shards reduce gets the
+          // decision to the distributor before the plan of step + 2 is requested.
+          auto t = tagged<msg::step_metrics>(self);
+          t.step = st.step + 1;
+          t.worker_samples = st.plan.counts;
+          t.worker_compute_seconds = st.step_compute;
+          self->send(st.rebalancer, std::move(t));
         }
       },
       [=](const msg::applied& m) {
@@ -571,8 +599,30 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
           sm.group_samples.back() += st.plan.counts[r];
         }
         sm.worker_compute_seconds = st.step_compute;
+        sm.worker_samples = st.plan.counts;
+        sm.imbalance_index = st.stats.step_imbalance();
+        sm.noise_scale = st.stats.noise_scale().value_or(0.0);
         if (st.launch.metrics_hub) self->send(st.launch.metrics_hub, std::move(sm));
         next_step(self);
+      },
+      // A rebalancer decision (split: adaptive): log, count, and hand it to the distributor,
+      // whose next plan uses it.
+      [=](const msg::split_decision& d) {
+        auto& st = self->state;
+        if (!st.gate.admit(d) || st.phase != job_phase::running ||
+            d.slices.size() != st.workers.size())
+          return;
+        ++st.progress;
+        ++st.stats.rebalances;
+        st.weights.assign(d.slices.begin(), d.slices.end());
+        std::string text = "rebalance " + std::to_string(st.stats.rebalances) + " after step " +
+                           std::to_string(d.step) + ":";
+        for (std::size_t r = 0; r < st.workers.size(); ++r)
+          text += " " + st.workers[r].name + "=" + std::to_string(d.slices[r]);
+        log(self, text + " (" + d.reason + ")");
+        auto fwd = tagged<msg::split_update>(self);
+        fwd.weights = st.weights;
+        self->send(st.distributor, fwd);
       },
       [=](const msg::eval_done& m) {
         auto& st = self->state;

@@ -38,6 +38,7 @@
 
 #include "actors/caf_compat.hpp"
 #include "actors/epoch_gate.hpp"
+#include "actors/job_stats.hpp"
 #include "actors/payloads.hpp"
 #include "core/clock.hpp"
 #include "models/batch.hpp"
@@ -118,6 +119,10 @@ struct job_state {
   models::step_stats eval_stats;
   bool draining = false;
   std::int64_t progress = 0;  // bumped on every answer; the watchdog compares it
+  // Issue 6: gradient noise scale, imbalance index and rebalance count; the rebalancer policy
+  // actor of `split: adaptive` (actors/rebalancer.hpp).
+  job_stats stats;
+  caf::actor rebalancer;
   std::int64_t watched_progress = -1;
 };
 

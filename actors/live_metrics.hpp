@@ -21,6 +21,8 @@ struct live_metrics {
   double step_seconds = 0.0;
   double elapsed_seconds = 0.0;
   std::vector<std::pair<std::string, std::int64_t>> split;  // samples per group this step
+  double imbalance_index = 0.0;  // CV of this step's per-worker compute seconds (0 = balanced)
+  double noise_scale = 0.0;      // smoothed gradient noise scale B_noise; 0 until estimable
 };
 
 using metrics_callback = std::function<void(const live_metrics&)>;

@@ -41,6 +41,8 @@ live_metrics to_live(const msg::step_metrics& m) {
   out.samples_per_second = m.samples_per_second;
   out.step_seconds = m.step_seconds;
   out.elapsed_seconds = m.elapsed_seconds;
+  out.imbalance_index = m.imbalance_index;
+  out.noise_scale = m.noise_scale;
   for (std::size_t i = 0; i < m.groups.size() && i < m.group_samples.size(); ++i)
     out.split.emplace_back(m.groups[i], m.group_samples[i]);
   return out;
@@ -58,9 +60,11 @@ caf::behavior metrics_hub(stateful<hub_state>* self,
         if (auto* lg = log_of(st, m.name)) {
           std::string split;
           for (const auto& [g, n] : live.split) split += " " + g + "=" + std::to_string(n);
-          lg->info("step {}/{} epoch {} loss {:.4f} step_s {:.4f} samples/s {:.1f} split{}", m.step,
-                   m.steps_total, m.data_epoch + 1, m.loss, m.step_seconds, m.samples_per_second,
-                   split);
+          lg->info(
+              "step {}/{} epoch {} loss {:.4f} step_s {:.4f} samples/s {:.1f} split{} imbalance "
+              "{:.3f} b_noise {:.0f}",
+              m.step, m.steps_total, m.data_epoch + 1, m.loss, m.step_seconds, m.samples_per_second,
+              split, m.imbalance_index, m.noise_scale);
         }
         for (const auto& f : st.subscribers->on_step) f(live);
       },

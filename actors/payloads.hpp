@@ -41,6 +41,10 @@ struct worker_setup {
   std::shared_ptr<const models::model> prototype;
   data_bundle data;
   std::shared_ptr<param_store> params;
+  // `slow` fault entries that target this device (config faults[]): a sim device's slowdown is
+  // multiplied by `factor` from `step` to `until_step` (issue 6's benchmark hook until issue 5's
+  // fault injector takes the faults over).
+  std::vector<config::fault_config> slow;
 };
 
 // A job handed to the task manager.

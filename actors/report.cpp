@@ -46,6 +46,8 @@ nlohmann::json to_json(const job_report& j) {
         {"lost_steps", j.faults.lost_steps},
         {"recovery_ms", j.faults.recovery_ms}}},
       {"rebalances", j.rebalances},
+      {"imbalance_index", j.imbalance_index},
+      {"noise_scale", j.noise_scale ? nlohmann::json(*j.noise_scale) : nlohmann::json(nullptr)},
   };
   if (!j.error.empty()) out["error"] = j.error;
   return out;

@@ -4,6 +4,7 @@
 // embedding apps and tests read them directly; to_json() writes exactly the documented keys.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,10 @@ struct job_report {
   std::vector<worker_report> workers;
   fault_report faults;
   std::int64_t rebalances = 0;
-  std::int64_t stale_dropped = 0;  // messages of an old epoch that the job's actors dropped
-  double step_seconds = 0.0;       // wall time of the job's steps (busy_fraction's denominator)
+  double imbalance_index = 0.0;       // mean over steps of the CV of per-worker compute seconds
+  std::optional<double> noise_scale;  // smoothed gradient noise scale at the end (none: unknown)
+  std::int64_t stale_dropped = 0;     // messages of an old epoch that the job's actors dropped
+  double step_seconds = 0.0;          // wall time of the job's steps (busy_fraction's denominator)
   // The final parameters, for embedding apps and tests (not in the JSON).
   std::shared_ptr<const std::vector<float>> final_params;
 };

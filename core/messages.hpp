@@ -8,7 +8,7 @@
 //   eval_cmd,
 //               eval_done, probe_cmd, probe_done
 //   priority  : set_priority
-//   load      : step_metrics, split_update
+//   load      : step_metrics, split_update, split_decision
 //   lifecycle : register_group, spawn_worker, worker_ready, heartbeat, worker_down,
 //               restart_worker, migrate_worker, drain, release, job_finished
 //
@@ -82,7 +82,9 @@ struct step_done {
   std::int64_t samples = 0;
   double loss_sum = 0.0;
   std::int64_t correct = 0;
-  double grad_sq_norm = 0.0;     // squared L2 norm of the gradient SUM (noise-scale input)
+  // |G_b|^2: squared L2 norm of the worker's MEAN gradient over its `samples` (the noise-scale
+  // input, policies/noise_scale.hpp; the buffer itself holds the sum).
+  double grad_sq_norm = 0.0;
   double compute_seconds = 0.0;  // the device's own measure (including sim stretch)
   double gate_wait_seconds = 0.0;
   double gather_seconds = 0.0;  // copying the slice's rows into a contiguous batch
@@ -172,13 +174,26 @@ struct step_metrics {
   std::vector<std::string> groups;  // split per group: names and samples this step
   std::vector<std::int64_t> group_samples;
   std::vector<double> worker_compute_seconds;  // by rank, this step
+  std::vector<std::int64_t> worker_samples;    // by rank, this step's slices
+  double imbalance_index = 0.0;                // CV of this step's per-worker compute seconds
+  double noise_scale = 0.0;                    // smoothed gradient noise scale; 0 = not known yet
 };
 
-// policy actor -> data_distributor: new split weights by rank (issue 6's rebalancer).
+// job -> data_distributor: split weights by rank (the start split, and rebalancer decisions).
 struct split_update {
   job_id job = 0;
   epoch_id epoch = 0;
   std::vector<double> weights;
+};
+
+// rebalancer -> job (`split: adaptive`, actors/rebalancer.hpp): the slices by rank (summing to
+// the global batch) to use from the next plan on; the job logs, counts and forwards them.
+struct split_decision {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;  // the step whose timings led to the decision
+  std::vector<std::int64_t> slices;
+  std::string reason;  // one line for the job log
 };
 
 // -- lifecycle family -----------------------------------------------------------------------
@@ -305,8 +320,10 @@ TROUPE_INSPECT(probe_done, x.job, x.epoch, x.rank, x.seconds_per_sample)
 TROUPE_INSPECT(set_priority, x.job, x.epoch, x.priority)
 TROUPE_INSPECT(step_metrics, x.job, x.epoch, x.name, x.step, x.steps_total, x.data_epoch, x.epochs,
                x.loss, x.samples, x.step_seconds, x.samples_per_second, x.elapsed_seconds, x.groups,
-               x.group_samples, x.worker_compute_seconds)
+               x.group_samples, x.worker_compute_seconds, x.worker_samples, x.imbalance_index,
+               x.noise_scale)
 TROUPE_INSPECT(split_update, x.job, x.epoch, x.weights)
+TROUPE_INSPECT(split_decision, x.job, x.epoch, x.step, x.slices, x.reason)
 TROUPE_INSPECT(register_group, x.name, x.device, x.count)
 TROUPE_INSPECT(spawn_worker, x.job, x.epoch, x.rank, x.device_index, x.name)
 TROUPE_INSPECT(worker_ready, x.job, x.epoch, x.rank, x.capability)
@@ -359,6 +376,7 @@ CAF_ADD_TYPE_ID(troupe, (troupe::msg::probe_done))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::set_priority))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::step_metrics))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::split_update))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::split_decision))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::register_group))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::spawn_worker))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::worker_ready))

@@ -1,0 +1,309 @@
+// `troupe bench hetero` (issue 6): one MLP job over three sim devices of speeds 1:2:4 (sim
+// slowdowns 4, 2, 1 over cpu: the stretch is idle time, so two real cores emulate them) under the
+// even, weighted-by-config and adaptive splits; then again with the fastest device slowed 3x
+// mid-run (a `slow` fault). Efficiency is achieved samples/s over the sum of each device's SOLO
+// samples/s, measured in the same invocation by a short job on that device alone (so control and
+// reduce overheads are in both numerator and denominator). Configurations alternate inside each
+// repeat and every figure is the median over repeats: the machine is shared and noisy.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/runtime.hpp"
+#include "apps/args.hpp"
+#include "apps/command.hpp"
+#include "core/config_load.hpp"
+#include "core/error.hpp"
+#include "policies/rebalance.hpp"
+
+namespace troupe::apps {
+namespace {
+
+const char* usage =
+    "usage: troupe bench hetero [--batch 1024] [--steps 40] [--slow-steps 50] [--slow-at 15]\n"
+    "                           [--slow-factor 3] [--solo-steps 8] [--repeats 3]\n"
+    "                           [--tolerance 0.02] [--scale 1] [--data DIR] [--log-dir DIR]\n"
+    "                           [--json FILE]\n\n"
+    "One MLP (784-256-128-10, Adam) on Fashion-MNIST over sim devices of speeds 1:2:4 under the\n"
+    "even, weighted (config weights 1:2:4) and adaptive splits (adaptive: started from the probe,\n"
+    "and adaptive-even: started from an even split), then with the fastest device slowed\n"
+    "--slow-factor x at step --slow-at. Prints samples/s, efficiency (achieved samples/s over the\n"
+    "sum of each device's solo samples/s, measured here), idle fraction per device, rebalances,\n"
+    "and the steps until the split re-converged (policies::steps_to_reconverge: every later split\n"
+    "within --tolerance of the settled one). Medians over --repeats. --scale K multiplies every\n"
+    "sim slowdown (speeds stay 1:2:4): the real CPU the three devices need at equal finish is\n"
+    "1.75 cores at K = 1, 0.875 at K = 2, for machines busy with other work.";
+
+struct device_def {
+  std::string name;
+  double slowdown;
+  double weight;
+};
+const std::vector<device_def> devices_124 = {{"s4", 4, 1}, {"s2", 2, 2}, {"s1", 1, 4}};
+
+struct params {
+  std::int64_t batch = 1024, steps = 40, slow_steps = 50, slow_at = 15, solo_steps = 8;
+  double slow_factor = 3, tolerance = 0.02, scale = 1;
+  std::string data, log_dir;
+};
+
+// `start`: "even" | "weighted" (config weights) | "probe" (no weights) | "even-start" (weights 1).
+std::string config_yaml(const params& p, const std::vector<device_def>& devs,
+                        const std::string& split, const std::string& start, std::int64_t steps,
+                        const std::string& faults) {
+  std::string y = "cluster:\n  groups:\n";
+  for (const auto& d : devs) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "    - {name: %s, device: sim, base: cpu, slowdown: %g, count: 1, threads: 1",
+                  d.name.c_str(), d.slowdown * p.scale);
+    y += buf;
+    if (start == "weighted") y += ", weight: " + std::to_string(d.weight);
+    if (start == "even-start") y += ", weight: 1";
+    y += "}\n";
+  }
+  y += "jobs:\n  - name: hetero\n    model: {kind: mlp, hidden: [256, 128]}\n";
+  y += "    data: {dataset: fashion-mnist, path: '" + p.data +
+       "', preprocess: [normalize], split: " + split + "}\n";
+  y += "    optimizer: {kind: adam, lr: 1.0e-3}\n";
+  y += "    batch: " + std::to_string(p.batch) + "\n    max_steps: " + std::to_string(steps) +
+       "\n    sync: {mode: ps, ps_shards: 1}\n    seed: 42\n";
+  if (!faults.empty()) y += "    faults:\n" + faults;
+  return y;
+}
+
+struct run_result {
+  job_report job;
+  std::vector<live_metrics> steps;  // one per completed step, in order
+};
+
+run_result run_job(const params& p, const std::string& yaml) {
+  runtime_options o;
+  o.wait_seconds = 300;  // a deadline, never a hang
+  o.step_deadline_seconds = 60;
+  o.log_dir = p.log_dir;
+  runtime rt(config::parse_config(yaml, "bench-hetero.yaml"), o);
+  auto out = std::make_shared<std::vector<live_metrics>>();
+  auto mu = std::make_shared<std::mutex>();
+  rt.on_metrics([out, mu](const live_metrics& m) {
+    std::lock_guard<std::mutex> lock(*mu);
+    out->push_back(m);
+  });
+  auto report = rt.run();
+  if (report.jobs.size() != 1 || report.jobs[0].status != "completed")
+    throw runtime_failure("bench hetero: job did not complete: " +
+                          (report.jobs.empty() ? std::string("no job") : report.jobs[0].error));
+  std::lock_guard<std::mutex> lock(*mu);
+  std::sort(out->begin(), out->end(),
+            [](const live_metrics& a, const live_metrics& b) { return a.step < b.step; });
+  return {report.jobs[0], *out};
+}
+
+// Samples per second over steps [from, to) of the live metrics.
+double rate(const std::vector<live_metrics>& s, std::size_t from, std::size_t to) {
+  double n = 0, t = 0;
+  for (std::size_t i = from; i < to && i < s.size(); ++i) {
+    for (const auto& [g, c] : s[i].split) n += static_cast<double>(c);
+    t += s[i].step_seconds;
+  }
+  return t > 0 ? n / t : 0.0;
+}
+
+std::vector<std::int64_t> split_of(const live_metrics& m) {
+  std::vector<std::int64_t> v;
+  for (const auto& [g, c] : m.split) v.push_back(c);
+  return v;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Figures per configuration, one value per repeat.
+using figures = std::map<std::string, std::vector<double>>;
+
+std::string cell(const figures& f, const std::string& key, const char* fmt) {
+  auto it = f.find(key);
+  if (it == f.end() || it->second.empty()) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, median(it->second));
+  return buf;
+}
+
+int run(const std::vector<std::string>& argv) {
+  args a(argv, {"batch", "steps", "slow-steps", "slow-at", "slow-factor", "solo-steps", "repeats",
+                "tolerance", "scale", "data", "log-dir", "json"});
+  if (!a.positionals().empty())
+    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  params p;
+  p.batch = a.get_int("batch", 1024);
+  p.steps = a.get_int("steps", 40);
+  p.slow_steps = a.get_int("slow-steps", 50);
+  p.slow_at = a.get_int("slow-at", 15);
+  p.slow_factor = a.get_double("slow-factor", 3.0);
+  p.solo_steps = a.get_int("solo-steps", 8);
+  p.tolerance = a.get_double("tolerance", 0.02);
+  p.scale = a.get_double("scale", 1.0);
+  if (p.scale < 1) throw input_error("--scale must be >= 1");
+  p.data = a.get_or("data", "/usr/share/datasets/fashion-mnist");
+  p.log_dir = a.get_or("log-dir", "");
+  const auto repeats = a.get_int("repeats", 3);
+  if (p.batch < 3 || p.steps < 4 || p.solo_steps < 2 || repeats < 1)
+    throw input_error("--batch >= 3, --steps >= 4, --solo-steps >= 2, --repeats >= 1");
+  if (p.slow_at < 1 || p.slow_at + 4 > p.slow_steps)
+    throw input_error("--slow-at must be >= 1 and at least 4 steps before --slow-steps");
+  if (p.slow_factor < 1) throw input_error("--slow-factor must be >= 1");
+
+  const std::string slow_fault =
+      "      - {step: " + std::to_string(p.slow_at) +
+      ", action: slow, target: s1, factor: " + std::to_string(p.slow_factor) + "}\n";
+  struct mode {
+    std::string label, split, start;
+  };
+  const std::vector<mode> modes = {{"even", "even", "even"},
+                                   {"weighted", "weighted", "weighted"},
+                                   {"adaptive", "adaptive", "probe"},
+                                   {"adaptive-even", "adaptive", "even-start"}};
+  std::map<std::string, figures> table;  // "solo", "124/<mode>", "slow/<mode>"
+  nlohmann::json raw = nlohmann::json::array();
+
+  for (long long rep = 0; rep < repeats; ++rep) {
+    // Solo rates: each device alone, and the fastest one slowed as it is after the fault.
+    auto solos = devices_124;
+    solos.push_back({"s1x", p.slow_factor, 1});
+    std::map<std::string, double> solo;
+    for (const auto& d : solos) {
+      auto r = run_job(p, config_yaml(p, {d}, "even", "even", p.solo_steps, ""));
+      // The first step carries the cold start (allocation, caches): leave it out.
+      solo[d.name] = rate(r.steps, 1, r.steps.size());
+      table["solo"][d.name].push_back(solo[d.name]);
+    }
+    const double solo_sum = solo["s4"] + solo["s2"] + solo["s1"];
+    const double solo_sum_slow = solo["s4"] + solo["s2"] + solo["s1x"];
+    table["solo"]["sum"].push_back(solo_sum);
+    table["solo"]["sum_slow"].push_back(solo_sum_slow);
+    double even_sps = 0.0;
+    for (const auto& m : modes) {
+      auto r = run_job(p, config_yaml(p, devices_124, m.split, m.start, p.steps, ""));
+      auto& f = table["124/" + m.label];
+      const double sps = r.job.samples_per_second;
+      if (m.label == "even") even_sps = sps;
+      f["sps"].push_back(sps);
+      f["eff"].push_back(sps / solo_sum);
+      const auto half = r.steps.size() / 2;
+      f["eff_last_half"].push_back(rate(r.steps, half, r.steps.size()) / solo_sum);
+      if (even_sps > 0) f["vs_even"].push_back(sps / even_sps);
+      for (std::size_t w = 0; w < r.job.workers.size(); ++w)
+        f["idle_" + std::to_string(w)].push_back(1.0 - r.job.workers[w].busy_fraction);
+      f["rebalances"].push_back(static_cast<double>(r.job.rebalances));
+      f["imbalance"].push_back(r.job.imbalance_index);
+      if (r.job.noise_scale) f["b_noise"].push_back(*r.job.noise_scale);
+      raw.push_back({{"repeat", rep},
+                     {"scenario", "1:2:4"},
+                     {"mode", m.label},
+                     {"sps", sps},
+                     {"solo_sum", solo_sum},
+                     {"report", to_json(r.job)}});
+    }
+    for (const auto& m : modes) {
+      auto r = run_job(p, config_yaml(p, devices_124, m.split, m.start, p.slow_steps, slow_fault));
+      auto& f = table["slow/" + m.label];
+      const auto at = static_cast<std::size_t>(p.slow_at);
+      if (r.steps.size() <= at) throw runtime_failure("bench hetero: too few steps recorded");
+      std::vector<std::vector<std::int64_t>> history;
+      for (std::size_t i = at; i < r.steps.size(); ++i) history.push_back(split_of(r.steps[i]));
+      const auto k = policies::steps_to_reconverge(history, p.tolerance);
+      const double after = rate(r.steps, at, r.steps.size());
+      f["sps_after"].push_back(after);
+      f["eff_after"].push_back(after / solo_sum_slow);
+      if (k) {
+        f["reconverge"].push_back(static_cast<double>(*k));
+        f["eff_reconverged"].push_back(rate(r.steps, at + *k, r.steps.size()) / solo_sum_slow);
+      } else {
+        f["not_reconverged"].push_back(1.0);
+      }
+      for (std::size_t w = 0; w < r.job.workers.size(); ++w)
+        f["idle_" + std::to_string(w)].push_back(1.0 - r.job.workers[w].busy_fraction);
+      f["rebalances"].push_back(static_cast<double>(r.job.rebalances));
+      nlohmann::json splits = nlohmann::json::array();
+      for (const auto& s : r.steps) splits.push_back(split_of(s));
+      raw.push_back({{"repeat", rep},
+                     {"scenario", "slow"},
+                     {"mode", m.label},
+                     {"sps_after", after},
+                     {"solo_sum_slow", solo_sum_slow},
+                     {"reconverge_steps", k ? nlohmann::json(*k) : nlohmann::json(nullptr)},
+                     {"splits", splits},
+                     {"report", to_json(r.job)}});
+    }
+    std::fprintf(stderr, "repeat %lld/%lld done\n", rep + 1, repeats);
+  }
+
+  const auto& solo = table["solo"];
+  std::printf(
+      "troupe bench hetero: MLP 784-256-128-10 on Fashion-MNIST, batch %lld, ps (1 shard), sim "
+      "devices s4/s2/s1 = slowdowns %g/%g/%g over cpu (speeds 1:2:4); median of %lld repeats\n\n",
+      static_cast<long long>(p.batch), 4 * p.scale, 2 * p.scale, p.scale, repeats);
+  std::printf(
+      "solo samples/s (%lld steps, first left out): s4 %s  s2 %s  s1 %s  s1 slowed %gx %s"
+      "  | sum %s, sum after slowdown %s\n\n",
+      static_cast<long long>(p.solo_steps), cell(solo, "s4", "%.0f").c_str(),
+      cell(solo, "s2", "%.0f").c_str(), cell(solo, "s1", "%.0f").c_str(), p.slow_factor,
+      cell(solo, "s1x", "%.0f").c_str(), cell(solo, "sum", "%.0f").c_str(),
+      cell(solo, "sum_slow", "%.0f").c_str());
+  std::printf("speeds 1:2:4, %lld steps\n", static_cast<long long>(p.steps));
+  std::printf("%-14s %10s %6s %9s %8s %20s %6s %9s %9s\n", "split", "samples/s", "eff", "eff(2nd½)",
+              "vs even", "idle s4/s2/s1", "rebal", "imbalance", "b_noise");
+  for (const auto& m : modes) {
+    const auto& f = table["124/" + m.label];
+    const std::string idle = cell(f, "idle_0", "%.2f") + "/" + cell(f, "idle_1", "%.2f") + "/" +
+                             cell(f, "idle_2", "%.2f");
+    std::printf("%-14s %10s %6s %9s %8s %20s %6s %9s %9s\n", m.label.c_str(),
+                cell(f, "sps", "%.0f").c_str(), cell(f, "eff", "%.3f").c_str(),
+                cell(f, "eff_last_half", "%.3f").c_str(), cell(f, "vs_even", "%.2fx").c_str(),
+                idle.c_str(), cell(f, "rebalances", "%.0f").c_str(),
+                cell(f, "imbalance", "%.3f").c_str(), cell(f, "b_noise", "%.0f").c_str());
+  }
+  std::printf(
+      "\ns1 slowed %gx at step %lld of %lld (efficiency over the solo sum after the "
+      "slowdown)\n",
+      p.slow_factor, static_cast<long long>(p.slow_at), static_cast<long long>(p.slow_steps));
+  std::printf("%-14s %14s %10s %16s %11s %20s %6s\n", "split", "samples/s after", "eff after",
+              "eff reconverged", "reconverge", "idle s4/s2/s1", "rebal");
+  for (const auto& m : modes) {
+    const auto& f = table["slow/" + m.label];
+    const std::string idle = cell(f, "idle_0", "%.2f") + "/" + cell(f, "idle_1", "%.2f") + "/" +
+                             cell(f, "idle_2", "%.2f");
+    std::string reconv = cell(f, "reconverge", "%.0f steps");
+    if (f.count("not_reconverged"))
+      reconv += " (" + std::to_string(f.at("not_reconverged").size()) + " runs never)";
+    std::printf("%-14s %14s %10s %16s %11s %20s %6s\n", m.label.c_str(),
+                cell(f, "sps_after", "%.0f").c_str(), cell(f, "eff_after", "%.3f").c_str(),
+                cell(f, "eff_reconverged", "%.3f").c_str(), reconv.c_str(), idle.c_str(),
+                cell(f, "rebalances", "%.0f").c_str());
+  }
+  if (auto path = a.get("json")) {
+    nlohmann::json medians;
+    for (const auto& [scenario, f] : table)
+      for (const auto& [key, values] : f) medians[scenario][key] = median(values);
+    std::ofstream out(*path);
+    if (!out) throw input_error("cannot write --json file '" + *path + "'");
+    out << nlohmann::json{{"medians", medians}, {"runs", raw}}.dump(1) << '\n';
+  }
+  return exit_ok;
+}
+
+const command_registrar reg{{"bench hetero",
+                             "one job over sim speeds 1:2:4: even, weighted and adaptive splits",
+                             usage, run}};
+
+}  // namespace
+}  // namespace troupe::apps
