@@ -39,8 +39,10 @@ caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id jo
         plan.epoch = req.epoch;
         plan.step = req.step;
         plan.data_epoch = st.sampler->pass_of(req.step);
-        plan.counts = data::split_weighted(st.cfg.batch, st.weights, true);
         auto indices = std::make_shared<const msg::index_list>(st.sampler->batch(req.step));
+        // The last step of a pass is shorter than the batch: split what it has.
+        plan.counts =
+            data::split_weighted(static_cast<std::int64_t>(indices->size()), st.weights, true);
         self->send(caf::actor_cast<caf::actor>(self->current_sender()), std::move(plan),
                    msg::local_ref<msg::index_list>{std::move(indices)});
       },

@@ -379,8 +379,7 @@ void on_data(self_ptr self, const data_bundle& bundle) {
     finish(self, "failed", "job '" + cfg.name + "': " + e.what());
     return;
   }
-  st.steps_per_pass =
-      std::max<std::int64_t>(1, static_cast<std::int64_t>(bundle.train->n) / cfg.batch);
+  st.steps_per_pass = step_sampler::steps_per_pass(bundle.train->n, cfg.batch);
   st.steps_total = st.steps_per_pass * cfg.epochs;
   if (cfg.max_steps) st.steps_total = std::min(st.steps_total, *cfg.max_steps);
   char buf[160];

@@ -75,26 +75,17 @@ data_bundle load_job_data(const config::data_config& cfg, std::uint64_t seed) {
 }
 
 step_sampler::step_sampler(std::size_t n, std::int64_t batch, std::uint64_t seed)
-    : n_(n),
-      batch_(batch),
-      seed_(seed),
-      steps_per_pass_(std::max<std::int64_t>(1, static_cast<std::int64_t>(n) / batch)) {}
+    : sampler_(n, seed), batch_(batch), steps_per_pass_(steps_per_pass(n, batch)) {}
 
-std::vector<std::int64_t> step_sampler::batch(std::int64_t step) {
-  const std::int64_t pass = pass_of(step);
-  if (pass != cached_pass_) {
-    perm_.resize(n_);
-    std::iota(perm_.begin(), perm_.end(), std::int64_t{0});
-    rng(seed_).fork(static_cast<std::uint64_t>(pass) + 1).shuffle(perm_);
-    cached_pass_ = pass;
-  }
-  std::vector<std::int64_t> out(static_cast<std::size_t>(batch_));
-  const std::int64_t start = (step % steps_per_pass_) * batch_;
-  // A batch larger than the set wraps around the permutation.
-  for (std::int64_t i = 0; i < batch_; ++i)
-    out[static_cast<std::size_t>(i)] =
-        perm_[static_cast<std::size_t>((start + i) % static_cast<std::int64_t>(n_))];
-  return out;
+std::int64_t step_sampler::steps_per_pass(std::size_t n, std::int64_t batch) {
+  const auto n64 = static_cast<std::int64_t>(n);
+  return std::max<std::int64_t>(1, (n64 + batch - 1) / batch);
+}
+
+std::vector<std::int64_t> step_sampler::batch(std::int64_t step) const {
+  const data::sampler_cursor start{static_cast<std::uint64_t>(pass_of(step)),
+                                   static_cast<std::uint64_t>((step % steps_per_pass_) * batch_)};
+  return sampler_.peek(start, static_cast<std::size_t>(batch_));
 }
 
 }  // namespace troupe::actors
