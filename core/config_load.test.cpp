@@ -83,7 +83,7 @@ TEST_CASE("every key of the schema is read into its field") {
   const auto rc = parse_config(base + R"(    priority: 3
     model: {kind: cnn, hidden: [8, 16, 64], conv_layers: 2, kernel: 5}
     optimizer: {kind: max-adabelief, lr: 0.01, beta1: 0.8, beta2: 0.99, eps: 1.0e-6,
-                weight_decay: 0.01, form: distributed}
+                weight_decay: 0.01, form: replicated}
     epochs: 4
     max_steps: 100
     max_seconds: 2.5
@@ -117,7 +117,7 @@ TEST_CASE("every key of the schema is read into its field") {
   CHECK(a.model.kernel == 5);
   CHECK(a.optimizer.kind == "max-adabelief");
   CHECK(a.optimizer.beta2 == doctest::Approx(0.99));
-  CHECK(a.optimizer.form == "distributed");
+  CHECK(a.optimizer.form == "replicated");  // distributed needs sync: allreduce
   CHECK(a.max_steps == 100);
   CHECK(a.max_seconds == doctest::Approx(2.5));
   CHECK(a.sync.period == "adaptive");

@@ -1,6 +1,6 @@
 #include "devices/share_scheduler.hpp"
 
-#include <limits>
+#include <algorithm>
 
 #include "core/error.hpp"
 
@@ -16,18 +16,12 @@ double share_scheduler::weight(const std::string& job) const {
   return it == accounts_.end() ? 1.0 : it->second.weight;
 }
 
-double share_scheduler::min_active_vtime() const {
-  double m = std::numeric_limits<double>::infinity();
-  for (const auto& w : waiters_) m = std::min(m, accounts_.at(w).vtime);
-  if (!running_.empty()) m = std::min(m, accounts_.at(running_).vtime);
-  return m;
-}
-
 void share_scheduler::enqueue(const std::string& job) {
   auto& acc = accounts_[job];
-  // Re-entering after idling: catch up to the active jobs so that idle time is not banked.
-  const double floor = min_active_vtime();
-  if (floor != std::numeric_limits<double>::infinity() && acc.vtime < floor) acc.vtime = floor;
+  // Re-entering after idling: catch up to the global virtual time so that idle time is not
+  // banked. A backlogged job re-entering right after its slice is never behind it (it was the
+  // minimum when granted), so this never takes from a job that kept its share.
+  if (acc.vtime < global_vtime_) acc.vtime = global_vtime_;
   waiters_.insert(job);
 }
 
@@ -40,6 +34,7 @@ std::string share_scheduler::grant() {
   }
   running_ = *best;
   waiters_.erase(running_);
+  global_vtime_ = std::max(global_vtime_, accounts_.at(running_).vtime);
   return running_;
 }
 

@@ -3,7 +3,8 @@
 // pure scheduling core: stride scheduling on virtual time. Each job's virtual time advances by
 // (seconds used) / weight; the device goes to the waiting job with the smallest virtual time, so
 // backlogged jobs receive compute time in proportion to their weights. A job that was idle
-// re-enters at the current minimum virtual time, so idling never banks credit.
+// re-enters no earlier than the global virtual time (the clock of the last job granted), so
+// idling never banks credit.
 //
 // Not thread-safe; share_gate wraps it for threads.
 #include <map>
@@ -39,11 +40,11 @@ class share_scheduler {
     double vtime = 0.0;
     double used = 0.0;
   };
-  double min_active_vtime() const;
 
   std::map<std::string, account> accounts_;
   std::set<std::string> waiters_;
   std::string running_;
+  double global_vtime_ = 0.0;
 };
 
 }  // namespace troupe::devices
