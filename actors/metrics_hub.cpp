@@ -43,6 +43,8 @@ live_metrics to_live(const msg::step_metrics& m) {
   out.elapsed_seconds = m.elapsed_seconds;
   out.imbalance_index = m.imbalance_index;
   out.noise_scale = m.noise_scale;
+  out.worker_samples = m.worker_samples;
+  out.worker_compute_seconds = m.worker_compute_seconds;
   for (std::size_t i = 0; i < m.groups.size() && i < m.group_samples.size(); ++i)
     out.split.emplace_back(m.groups[i], m.group_samples[i]);
   return out;

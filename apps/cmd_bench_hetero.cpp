@@ -35,7 +35,9 @@ const char* usage =
     "--slow-factor x at step --slow-at. Prints samples/s, efficiency (achieved samples/s over the\n"
     "sum of each device's solo samples/s, measured here), idle fraction per device, rebalances,\n"
     "and the steps until the split re-converged (policies::steps_to_reconverge: every later split\n"
-    "within --tolerance of the settled one). Medians over --repeats. --scale K multiplies every\n"
+    "within --tolerance of the settled one); `balance` divides by the sum of the devices' own\n"
+    "speeds in the same steps instead (robust to load from other processes). Medians over\n"
+    "--repeats. --scale K multiplies every\n"
     "sim slowdown (speeds stay 1:2:4): the real CPU the three devices need at equal finish is\n"
     "1.75 cores at K = 1, 0.875 at K = 2, for machines busy with other work.";
 
@@ -112,6 +114,27 @@ double rate(const std::vector<live_metrics>& s, std::size_t from, std::size_t to
     t += s[i].step_seconds;
   }
   return t > 0 ? n / t : 0.0;
+}
+
+// Achieved samples/s over steps [from, to) divided by the sum of the devices' own speeds in those
+// steps (samples / device compute seconds, each measured in this run): how well the split used
+// the devices as they ran here, whatever else the machine was doing at the time.
+double balance(const std::vector<live_metrics>& s, std::size_t from, std::size_t to) {
+  std::vector<double> n, t;
+  for (std::size_t i = from; i < to && i < s.size(); ++i) {
+    const auto& m = s[i];
+    n.resize(std::max(n.size(), m.worker_samples.size()));
+    t.resize(n.size());
+    for (std::size_t r = 0; r < m.worker_samples.size() && r < m.worker_compute_seconds.size();
+         ++r) {
+      n[r] += static_cast<double>(m.worker_samples[r]);
+      t[r] += m.worker_compute_seconds[r];
+    }
+  }
+  double speeds = 0;
+  for (std::size_t r = 0; r < n.size(); ++r)
+    if (t[r] > 0) speeds += n[r] / t[r];
+  return speeds > 0 ? rate(s, from, to) / speeds : 0.0;
 }
 
 std::vector<std::int64_t> split_of(const live_metrics& m) {
@@ -200,13 +223,20 @@ int run(const std::vector<std::string>& argv) {
       f["eff"].push_back(sps / solo_sum);
       const auto half = r.steps.size() / 2;
       f["eff_last_half"].push_back(rate(r.steps, half, r.steps.size()) / solo_sum);
+      f["balance"].push_back(balance(r.steps, 0, r.steps.size()));
       if (even_sps > 0) f["vs_even"].push_back(sps / even_sps);
       for (std::size_t w = 0; w < r.job.workers.size(); ++w)
         f["idle_" + std::to_string(w)].push_back(1.0 - r.job.workers[w].busy_fraction);
       f["rebalances"].push_back(static_cast<double>(r.job.rebalances));
       f["imbalance"].push_back(r.job.imbalance_index);
       if (r.job.noise_scale) f["b_noise"].push_back(*r.job.noise_scale);
+      nlohmann::json per_step = nlohmann::json::array();
+      for (const auto& st : r.steps)
+        per_step.push_back({{"step_s", st.step_seconds},
+                            {"slices", st.worker_samples},
+                            {"compute_s", st.worker_compute_seconds}});
       raw.push_back({{"repeat", rep},
+                     {"steps", per_step},
                      {"scenario", "1:2:4"},
                      {"mode", m.label},
                      {"sps", sps},
@@ -224,9 +254,11 @@ int run(const std::vector<std::string>& argv) {
       const double after = rate(r.steps, at, r.steps.size());
       f["sps_after"].push_back(after);
       f["eff_after"].push_back(after / solo_sum_slow);
+      f["balance_after"].push_back(balance(r.steps, at, r.steps.size()));
       if (k) {
         f["reconverge"].push_back(static_cast<double>(*k));
         f["eff_reconverged"].push_back(rate(r.steps, at + *k, r.steps.size()) / solo_sum_slow);
+        f["balance_reconverged"].push_back(balance(r.steps, at + *k, r.steps.size()));
       } else {
         f["not_reconverged"].push_back(1.0);
       }
@@ -260,24 +292,26 @@ int run(const std::vector<std::string>& argv) {
       cell(solo, "s1x", "%.0f").c_str(), cell(solo, "sum", "%.0f").c_str(),
       cell(solo, "sum_slow", "%.0f").c_str());
   std::printf("speeds 1:2:4, %lld steps\n", static_cast<long long>(p.steps));
-  std::printf("%-14s %10s %6s %9s %8s %20s %6s %9s %9s\n", "split", "samples/s", "eff", "eff(2nd½)",
-              "vs even", "idle s4/s2/s1", "rebal", "imbalance", "b_noise");
+  std::printf("%-14s %10s %6s %9s %8s %8s %20s %6s %9s %9s\n", "split", "samples/s", "eff",
+              "eff(2nd½)", "balance", "vs even", "idle s4/s2/s1", "rebal", "imbalance", "b_noise");
   for (const auto& m : modes) {
     const auto& f = table["124/" + m.label];
     const std::string idle = cell(f, "idle_0", "%.2f") + "/" + cell(f, "idle_1", "%.2f") + "/" +
                              cell(f, "idle_2", "%.2f");
-    std::printf("%-14s %10s %6s %9s %8s %20s %6s %9s %9s\n", m.label.c_str(),
+    std::printf("%-14s %10s %6s %9s %8s %8s %20s %6s %9s %9s\n", m.label.c_str(),
                 cell(f, "sps", "%.0f").c_str(), cell(f, "eff", "%.3f").c_str(),
-                cell(f, "eff_last_half", "%.3f").c_str(), cell(f, "vs_even", "%.2fx").c_str(),
-                idle.c_str(), cell(f, "rebalances", "%.0f").c_str(),
-                cell(f, "imbalance", "%.3f").c_str(), cell(f, "b_noise", "%.0f").c_str());
+                cell(f, "eff_last_half", "%.3f").c_str(), cell(f, "balance", "%.3f").c_str(),
+                cell(f, "vs_even", "%.2fx").c_str(), idle.c_str(),
+                cell(f, "rebalances", "%.0f").c_str(), cell(f, "imbalance", "%.3f").c_str(),
+                cell(f, "b_noise", "%.0f").c_str());
   }
   std::printf(
       "\ns1 slowed %gx at step %lld of %lld (efficiency over the solo sum after the "
       "slowdown)\n",
       p.slow_factor, static_cast<long long>(p.slow_at), static_cast<long long>(p.slow_steps));
-  std::printf("%-14s %14s %10s %16s %11s %20s %6s\n", "split", "samples/s after", "eff after",
-              "eff reconverged", "reconverge", "idle s4/s2/s1", "rebal");
+  std::printf("%-14s %15s %9s %15s %13s %16s %11s %20s %6s\n", "split", "samples/s after",
+              "eff after", "eff reconverged", "balance after", "bal. reconverged", "reconverge",
+              "idle s4/s2/s1", "rebal");
   for (const auto& m : modes) {
     const auto& f = table["slow/" + m.label];
     const std::string idle = cell(f, "idle_0", "%.2f") + "/" + cell(f, "idle_1", "%.2f") + "/" +
@@ -285,9 +319,11 @@ int run(const std::vector<std::string>& argv) {
     std::string reconv = cell(f, "reconverge", "%.0f steps");
     if (f.count("not_reconverged"))
       reconv += " (" + std::to_string(f.at("not_reconverged").size()) + " runs never)";
-    std::printf("%-14s %14s %10s %16s %11s %20s %6s\n", m.label.c_str(),
+    std::printf("%-14s %15s %9s %15s %13s %16s %11s %20s %6s\n", m.label.c_str(),
                 cell(f, "sps_after", "%.0f").c_str(), cell(f, "eff_after", "%.3f").c_str(),
-                cell(f, "eff_reconverged", "%.3f").c_str(), reconv.c_str(), idle.c_str(),
+                cell(f, "eff_reconverged", "%.3f").c_str(),
+                cell(f, "balance_after", "%.3f").c_str(),
+                cell(f, "balance_reconverged", "%.3f").c_str(), reconv.c_str(), idle.c_str(),
                 cell(f, "rebalances", "%.0f").c_str());
   }
   if (auto path = a.get("json")) {
