@@ -59,18 +59,23 @@ TEST_CASE("an adaptive split over unequal speeds rebalances, and the report says
   const auto r = run_one("adaptive");
   CHECK(r.job.rebalances > 0);
   REQUIRE(r.steps.size() == 20);
-  // The last step's split: the fast device (s1) took clearly more than the slow one (s4). At
-  // equal finish it would take about 4x; even is 171/171/170.
-  const auto& last = r.steps.back().split;
-  REQUIRE(last.size() == 3);
-  CHECK(last[0].first == "s4");
-  CHECK(last[2].first == "s1");
-  CHECK(last[2].second > 2 * last[0].second);
+  // The last five steps' split: the fast device (s1) took clearly more than the slow one (s4).
+  // At equal finish it would take about 4x; even is 171/171/170.
+  double slow = 0, fast = 0;
+  for (std::size_t i = r.steps.size() - 5; i < r.steps.size(); ++i) {
+    const auto& split = r.steps[i].split;
+    REQUIRE(split.size() == 3);
+    CHECK(split[0].first == "s4");
+    CHECK(split[2].first == "s1");
+    slow += static_cast<double>(split[0].second);
+    fast += static_cast<double>(split[2].second);
+  }
+  CHECK(fast > 2 * slow);
   // Over the whole run too (the middle device is left out: at 2x against 4x, a loaded machine's
   // noise can swap it with the slow one for a step).
   CHECK(r.job.workers[2].mean_batch > 1.5 * r.job.workers[0].mean_batch);
-  // The first step ran the even split: compute times about 4:2:1, so a large imbalance index.
-  CHECK(r.steps.front().imbalance_index > 0.3);
+  // The first step ran the even split: compute times about 4:2:1 (CV 0.53), a large imbalance.
+  CHECK(r.steps.front().imbalance_index > 0.2);
   CHECK(r.job.imbalance_index > 0.0);
   // Blobs with a fresh MLP: a finite, positive noise scale, also in the JSON.
   REQUIRE(r.job.noise_scale);
