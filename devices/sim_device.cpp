@@ -1,5 +1,7 @@
 #include "devices/sim_device.hpp"
 
+#include <time.h>
+
 #include <thread>
 
 #include "core/clock.hpp"
@@ -7,9 +9,19 @@
 
 namespace troupe::devices {
 
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 sim_device::sim_device(std::string name, std::unique_ptr<device> base, double slowdown,
-                       std::string share_group, idle_fn idle)
-    : name_(std::move(name)), base_(std::move(base)), slowdown_(1.0), idle_(std::move(idle)) {
+                       std::string share_group, idle_fn idle, cpu_clock_fn cpu_clock)
+    : name_(std::move(name)),
+      base_(std::move(base)),
+      slowdown_(1.0),
+      idle_(std::move(idle)),
+      cpu_clock_(std::move(cpu_clock)) {
   if (!base_) throw input_error("sim device '" + name_ + "': no base device");
   set_slowdown(slowdown);
   if (!share_group.empty()) gate_ = share_gate::named(share_group);
@@ -33,11 +45,14 @@ models::step_stats sim_device::run_gated(Compute&& compute, step_timing* timing)
   double waited = 0.0;
   if (gate_) waited = gate_->acquire(job_);
   stopwatch sw;
+  const double cpu0 = cpu_clock_ ? cpu_clock_() : 0.0;
   models::step_stats stats;
   try {
     stats = compute();
-    const double real = sw.seconds();
-    idle_(std::chrono::duration<double>(real * (slowdown() - 1.0)));
+    const double wall = sw.seconds();
+    const double own = cpu_clock_ ? cpu_clock_() - cpu0 : wall;
+    const double target = own * slowdown();
+    if (target > wall) idle_(std::chrono::duration<double>(target - wall));
   } catch (...) {
     if (gate_) gate_->release(job_, sw.seconds());
     throw;

@@ -4,6 +4,11 @@
 // This is how one machine emulates a heterogeneous cluster (a device 3x slower than a CPU core)
 // and virtual GPU shares. The stretch is idle time, not busy-work, so a slow sim device leaves
 // the CPU to the other devices, like a real slower device would.
+//
+// A call takes slowdown x the host's own compute time: the calling thread's CPU time when the
+// base runs single-threaded (time spent waiting for a core is the host's congestion, not the
+// device's work, so it is absorbed by the stretch instead of multiplied by it), the wall time
+// otherwise (a multi-threaded base's CPU time is spread over threads this one cannot see).
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -19,9 +24,11 @@ class sim_device final : public device {
  public:
   // How the stretch is spent; tests pass a recorder instead of a real wait.
   using idle_fn = std::function<void(std::chrono::duration<double>)>;
+  // The calling thread's CPU seconds; tests pass a fake, an empty one means wall time is used.
+  using cpu_clock_fn = std::function<double()>;
 
   sim_device(std::string name, std::unique_ptr<device> base, double slowdown,
-             std::string share_group = "", idle_fn idle = {});
+             std::string share_group = "", idle_fn idle = {}, cpu_clock_fn cpu_clock = {});
 
   device_kind kind() const override { return device_kind::sim; }
   const std::string& name() const override { return name_; }
@@ -47,6 +54,10 @@ class sim_device final : public device {
   std::shared_ptr<share_gate> gate_;
   std::string job_ = "default";
   idle_fn idle_;
+  cpu_clock_fn cpu_clock_;
 };
+
+// CPU seconds consumed by the calling thread (CLOCK_THREAD_CPUTIME_ID).
+double thread_cpu_seconds();
 
 }  // namespace troupe::devices

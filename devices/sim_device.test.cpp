@@ -66,6 +66,31 @@ TEST_CASE("sim stretches compute by the slowdown and forwards the base device's 
   CHECK(idles.size() == 2);
 }
 
+TEST_CASE("with a cpu clock, the call lasts slowdown x the thread's own compute time") {
+  // The fake CPU clock says the compute used 10 ms of CPU, whatever the wall clock saw: a
+  // slowdown-3 device then occupies 30 ms in all, the stretch making up the rest.
+  std::vector<double> idles;
+  double cpu_now = 1.0;
+  sim_device d(
+      "slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
+      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); },
+      [&] {
+        const double t = cpu_now;
+        cpu_now += 0.010;
+        return t;
+      });
+  busy_model m;
+  std::vector<float> p(4), g(4);
+  models::batch b;
+  b.size = 3;
+  step_timing t;
+  d.run_step(m, p.data(), b, g.data(), &t);
+  REQUIRE(idles.size() == 1);
+  // The recorder spends no time, so compute_seconds is the wall time of the real compute.
+  CHECK(idles[0] == doctest::Approx(0.030 - t.compute_seconds).epsilon(0.01));
+  CHECK(t.compute_seconds < 0.030);
+}
+
 TEST_CASE("slowdown below 1 is refused with the device name") {
   auto base = std::make_unique<cpu_device>("x/base", 1);
   try {
