@@ -336,9 +336,11 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
   // The distributed form allreduces Max-AdaBelief's moments: nothing else defines it.
   if (j.optimizer.form == "distributed" &&
       (j.optimizer.kind != "max-adabelief" || j.sync.mode != "allreduce"))
-    v.sub("optimizer")->fail("form", "distributed needs optimizer.kind: max-adabelief and "
-                                     "sync.mode: allreduce (got kind: " + j.optimizer.kind +
-                                     ", sync.mode: " + j.sync.mode + ")");
+    v.sub("optimizer")
+        ->fail("form",
+               "distributed needs optimizer.kind: max-adabelief and "
+               "sync.mode: allreduce (got kind: " +
+                   j.optimizer.kind + ", sync.mode: " + j.sync.mode + ")");
 
   if (v.has("resources")) {
     // Either `resources: [a, b]` or `resources: {groups: [a, b]}`; the map form leaves room for

@@ -11,8 +11,15 @@
 #include "actors/runtime.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
+#include "tests/run_support.hpp"
 
 namespace {
+
+using troupe::testing::relative_l2;
+
+troupe::job_report run_one(const std::string& yaml) {
+  return troupe::testing::run_one(yaml, "allreduce.yaml", 50);
+}
 
 std::string config_text(const std::string& optimizer, const std::string& sync) {
   return "cluster:\n  groups:\n"
@@ -38,31 +45,6 @@ std::string config_text(const std::string& optimizer, const std::string& sync) {
          "\n"
          "    seed: 7\n"
          "    deterministic: true\n";
-}
-
-troupe::job_report run_one(const std::string& yaml) {
-  troupe::runtime_options opts;
-  opts.wait_seconds = 120;  // a deadline, never a hang
-  troupe::runtime rt(troupe::config::parse_config(yaml, "allreduce.yaml"), opts);
-  auto report = rt.run();
-  REQUIRE(report.jobs.size() == 1);
-  const auto& j = report.jobs[0];
-  INFO("error: " << j.error);
-  REQUIRE(j.status == "completed");
-  REQUIRE(j.steps == 50);
-  REQUIRE(j.final_params);
-  return j;
-}
-
-double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  double diff = 0.0, ref = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double d = static_cast<double>(a[i]) - b[i];
-    diff += d * d;
-    ref += static_cast<double>(b[i]) * b[i];
-  }
-  return std::sqrt(diff / ref);
 }
 
 }  // namespace

@@ -8,8 +8,15 @@
 
 #include "actors/runtime.hpp"
 #include "core/config_load.hpp"
+#include "tests/run_support.hpp"
 
 namespace {
+
+using troupe::testing::relative_l2;
+
+troupe::job_report run_one(const std::string& yaml) {
+  return troupe::testing::run_one(yaml, "equivalence.yaml", 50);
+}
 
 // 50 steps of a small MLP on synthetic blobs; `groups` is the YAML of cluster.groups.
 std::string config_text(const std::string& groups, const std::string& optimizer, int shards,
@@ -42,31 +49,6 @@ const std::string three_workers =
     "    - {name: cpu, device: cpu, count: 2, threads: 1, weight: 1.0}\n"
     "    - {name: slow, device: sim, base: cpu, slowdown: 2, count: 1, threads: 1, weight: 0.5}\n";
 const std::string one_worker = "    - {name: solo, device: cpu, count: 1, threads: 1}\n";
-
-troupe::job_report run_one(const std::string& yaml) {
-  troupe::runtime_options opts;
-  opts.wait_seconds = 120;  // a deadline, never a hang
-  troupe::runtime rt(troupe::config::parse_config(yaml, "equivalence.yaml"), opts);
-  auto report = rt.run();
-  REQUIRE(report.jobs.size() == 1);
-  const auto& j = report.jobs[0];
-  INFO("error: " << j.error);
-  REQUIRE(j.status == "completed");
-  REQUIRE(j.steps == 50);
-  REQUIRE(j.final_params);
-  return j;
-}
-
-double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  double diff = 0.0, ref = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double d = static_cast<double>(a[i]) - b[i];
-    diff += d * d;
-    ref += static_cast<double>(b[i]) * b[i];
-  }
-  return std::sqrt(diff / ref);
-}
 
 }  // namespace
 

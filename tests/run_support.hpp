@@ -1,0 +1,43 @@
+#pragma once
+// Shared by the integration tests that run a whole config through the embedded runtime and
+// compare the parameters it ends with.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "actors/runtime.hpp"
+#include "core/config_load.hpp"
+
+namespace troupe::testing {
+
+// Runs a one-job config to completion (with a deadline, never a hang) and returns its report;
+// the job must have completed `steps` steps and kept its final parameters.
+inline job_report run_one(const std::string& yaml, const std::string& source, std::int64_t steps) {
+  runtime_options opts;
+  opts.wait_seconds = 120;
+  runtime rt(config::parse_config(yaml, source), opts);
+  auto report = rt.run();
+  REQUIRE(report.jobs.size() == 1);
+  const auto& j = report.jobs[0];
+  INFO("error: " << j.error);
+  REQUIRE(j.status == "completed");
+  REQUIRE(j.steps == steps);
+  REQUIRE(j.final_params);
+  return j;
+}
+
+// |a - b| / |b|, in double.
+inline double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double diff = 0.0, ref = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = static_cast<double>(a[i]) - b[i];
+    diff += d * d;
+    ref += static_cast<double>(b[i]) * b[i];
+  }
+  return std::sqrt(diff / ref);
+}
+
+}  // namespace troupe::testing
