@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "core/apportion.hpp"
 #include "core/error.hpp"
 
 namespace troupe::policies {
@@ -59,61 +60,20 @@ std::int64_t member_work::samples() const {
   return n;
 }
 
-std::vector<std::int64_t> split_by_weight(std::int64_t total, const std::vector<double>& weights_in,
+std::vector<std::int64_t> split_by_weight(std::int64_t total, const std::vector<double>& weights,
                                           bool min_one) {
   if (total < 0) bad("cannot split a negative count " + std::to_string(total));
-  if (weights_in.empty()) bad("no members to split among");
-  std::vector<double> weights = weights_in;
-  long double sum = 0;
-  std::size_t positive = 0;
+  if (weights.empty()) bad("no members to split among");
+  bool any_positive = false;
   for (std::size_t i = 0; i < weights.size(); ++i) {
     if (!std::isfinite(weights[i]) || weights[i] < 0)
       bad("weight " + std::to_string(i) + " = " + std::to_string(weights[i]) +
           " is negative or not finite");
-    sum += weights[i];
-    positive += weights[i] > 0;
+    any_positive = any_positive || weights[i] > 0;
   }
-  if (positive == 0) {
-    std::fill(weights.begin(), weights.end(), 1.0);
-    sum = static_cast<long double>(weights.size());
-    positive = weights.size();
-  }
-  const std::size_t w = weights.size();
-  std::vector<long double> quota(w);
-  std::vector<std::int64_t> out(w);
-  std::int64_t left = total;
-  for (std::size_t i = 0; i < w; ++i) {
-    quota[i] = static_cast<long double>(total) * weights[i] / sum;
-    out[i] = static_cast<std::int64_t>(std::floor(quota[i]));
-    left -= out[i];
-  }
-  // Float error in the quotas can leave the floors a unit over or under: settle either way.
-  const auto frac = [&](std::size_t i) { return quota[i] - static_cast<long double>(out[i]); };
-  while (left > 0) {
-    std::size_t best = w;
-    for (std::size_t i = 0; i < w; ++i)
-      if (weights[i] > 0 && (best == w || frac(i) > frac(best))) best = i;
-    ++out[best];
-    --left;
-  }
-  while (left < 0) {
-    std::size_t best = w;
-    for (std::size_t i = 0; i < w; ++i)
-      if (out[i] > 0 && (best == w || frac(i) < frac(best))) best = i;
-    --out[best];
-    ++left;
-  }
-  if (min_one && static_cast<std::size_t>(total) >= positive) {
-    for (std::size_t i = 0; i < w; ++i) {
-      if (weights[i] <= 0 || out[i] > 0) continue;
-      std::size_t donor = w;
-      for (std::size_t j = 0; j < w; ++j)
-        if (out[j] > 1 && (donor == w || frac(j) < frac(donor))) donor = j;
-      --out[donor];
-      out[i] = 1;
-    }
-  }
-  return out;
+  // All survivors at weight zero: split evenly rather than fail a recovery.
+  if (!any_positive) return apportion(total, std::vector<double>(weights.size(), 1.0), min_one);
+  return apportion(total, weights, min_one);
 }
 
 step_work assign_contiguous(const std::vector<std::int32_t>& members,

@@ -47,7 +47,7 @@ using step_work = std::vector<member_work>;
 // Largest remainder: floor(total * w_i / sum w), the leftover units to the largest fractional
 // parts, ties to the lower index; zero weights get 0; with `min_one`, every positive weight gets
 // at least 1 when total allows (taken from the slices furthest above their quota). The same rule
-// as data::split_weighted, restated because policies/ does not link data/. All-zero weights give
+// as data::split_weighted (both call core/apportion.hpp). All-zero weights give
 // an even split. Throws troupe::input_error on total < 0, no weights, a negative or non-finite
 // weight.
 std::vector<std::int64_t> split_by_weight(std::int64_t total, const std::vector<double>& weights,
