@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "actors/specs.hpp"
 #include "collectives/allreduce.hpp"
 #include "collectives/inproc/shared_allreduce.hpp"
 #include "core/error.hpp"
@@ -93,19 +94,6 @@ std::shared_ptr<step_reducer> make_shared_reducer(int members) {
 std::shared_ptr<step_reducer> make_ring_reducer(std::vector<coll::communicator> comms,
                                                 std::uint64_t job, std::uint64_t epoch) {
   return std::make_shared<ring_reducer>(std::move(comms), job, epoch);
-}
-
-models::optimizer_spec optimizer_spec_of(const config::optimizer_config& c) {
-  models::optimizer_spec os;
-  os.kind = c.kind;
-  os.lr = c.lr;
-  os.momentum = c.momentum;
-  os.nesterov = c.nesterov;
-  os.beta1 = c.beta1;
-  os.beta2 = c.beta2;
-  os.eps = c.eps;
-  os.weight_decay = c.weight_decay;
-  return os;
 }
 
 void allreduce_and_apply(replica_optimizer& opt, const allreduce_session& session,

@@ -98,8 +98,6 @@ struct allreduce_session {
   std::shared_ptr<step_reducer> reducer;
 };
 
-models::optimizer_spec optimizer_spec_of(const config::optimizer_config& c);
-
 // A worker's optimizer replica (replicated form) or its local moments (distributed form).
 struct replica_optimizer {
   std::unique_ptr<models::optimizer> replicated;

@@ -11,6 +11,7 @@
 #include "actors/data_distributor.hpp"
 #include "actors/parameter_server.hpp"
 #include "actors/rebalancer.hpp"
+#include "actors/specs.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "core/rng.hpp"
@@ -334,25 +335,12 @@ void on_data(self_ptr self, const data_bundle& bundle) {
   st.data = bundle;
   std::unique_ptr<models::optimizer> probe_opt;
   try {
-    models::model_spec spec;
-    spec.kind = cfg.model.kind;
-    spec.input_shape = bundle.train->sample_shape;
-    spec.classes = bundle.train->classes;
-    spec.hidden = cfg.model.hidden;
-    auto model = models::make_model(spec);
+    auto model = models::make_model(model_spec_of(cfg.model, *bundle.train));
     st.store = std::make_shared<param_store>(model->param_count());
     rng r(cfg.seed);
     model->init_params(st.store->values.data(), r);
     st.prototype = std::move(model);
-    models::optimizer_spec os;
-    os.kind = cfg.optimizer.kind;
-    os.lr = cfg.optimizer.lr;
-    os.momentum = cfg.optimizer.momentum;
-    os.nesterov = cfg.optimizer.nesterov;
-    os.beta1 = cfg.optimizer.beta1;
-    os.beta2 = cfg.optimizer.beta2;
-    os.eps = cfg.optimizer.eps;
-    os.weight_decay = cfg.optimizer.weight_decay;
+    const models::optimizer_spec os = optimizer_spec_of(cfg.optimizer);
     // sync: allreduce keeps the optimizer on the workers (actors/allreduce_step.hpp): no shards.
     if (cfg.sync.mode == "allreduce")
       st.allreduce = std::make_shared<job_allreduce>(cfg, st.launch.step_deadline_seconds);
