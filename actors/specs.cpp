@@ -8,6 +8,8 @@ models::model_spec model_spec_of(const config::model_config& c, const data::data
   spec.input_shape = train.sample_shape;
   spec.classes = train.classes;
   spec.hidden = c.hidden;
+  spec.conv_layers = c.conv_layers;
+  spec.kernel = c.kernel;
   return spec;
 }
 
