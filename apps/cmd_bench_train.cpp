@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <numeric>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "data/idx.hpp"
+#include "data/sampler.hpp"
 #include "devices/device.hpp"
 #include "models/model.hpp"
 #include "models/optimizer.hpp"
@@ -31,13 +31,13 @@ const char* usage =
     "test_loss, wall_seconds, epochs, batch, threads, model.";
 
 // Copies the rows of `idx` into a contiguous batch (the model reads contiguous memory).
-void gather(const data::dataset& ds, const std::vector<std::size_t>& order, std::size_t begin,
-            std::size_t count, std::vector<float>& x, std::vector<std::int32_t>& y) {
-  const std::size_t f = ds.features();
+void gather(const data::dataset& ds, const std::vector<std::int64_t>& idx, std::vector<float>& x,
+            std::vector<std::int32_t>& y) {
+  const std::size_t f = ds.features(), count = idx.size();
   x.resize(count * f);
   y.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
-    const std::size_t row = order[begin + i];
+    const auto row = static_cast<std::size_t>(idx[i]);
     std::copy_n(ds.row(row), f, x.data() + i * f);
     y[i] = ds.labels[row];
   }
@@ -95,8 +95,8 @@ int run(const std::vector<std::string>& argv) {
   std::vector<float> params(n_params), grad(n_params);
   model->init_params(params.data(), r);
 
-  std::vector<std::size_t> order(train.n);
-  std::iota(order.begin(), order.end(), 0);
+  // The runtime's sampler: a seeded permutation per epoch, the last step shortened.
+  data::epoch_sampler sampler(train.n, static_cast<std::uint64_t>(a.get_int("seed", 1)));
   std::vector<float> x;
   std::vector<std::int32_t> y;
   stopwatch wall;
@@ -104,18 +104,19 @@ int run(const std::vector<std::string>& argv) {
   std::size_t samples = 0, steps = 0;
   std::int64_t epochs_done = 0;
   for (std::int64_t e = 0; e < epochs; ++e) {
-    r.shuffle(order);
     double epoch_loss = 0.0;
     std::size_t epoch_samples = 0;
-    for (std::size_t begin = 0; begin < train.n; begin += static_cast<std::size_t>(batch)) {
+    const auto epoch = sampler.cursor().epoch;
+    while (sampler.cursor().epoch == epoch) {
       if (max_steps >= 0 && steps >= static_cast<std::size_t>(max_steps)) break;
-      const std::size_t count = std::min<std::size_t>(batch, train.n - begin);
-      gather(train, order, begin, count, x, y);
+      // Timed like the PyTorch twin: the batch gather, forward/backward and the optimizer.
       stopwatch step;
+      const auto idx = sampler.next(static_cast<std::size_t>(batch));
+      gather(train, idx, x, y);
       models::batch b;
       b.x = x.data();
       b.labels = y.data();
-      b.size = count;
+      b.size = idx.size();
       auto stats = dev->run_step(*model, params.data(), b, grad.data());
       const float inv = 1.0f / static_cast<float>(stats.samples);
       for (auto& g : grad) g *= inv;  // the optimizer takes the mean gradient
