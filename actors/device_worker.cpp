@@ -1,10 +1,13 @@
 #include "actors/device_worker.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <exception>
 
 #include "actors/allreduce_step.hpp"
+#include "actors/fault_delay.hpp"
+#include "actors/local_step.hpp"
 #include "collectives/errors.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -12,6 +15,10 @@
 
 namespace troupe::actors {
 namespace {
+
+caf::timespan as_timespan(double seconds) {
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(seconds));
+}
 
 // Copies rows idx[0..count) of `d` into contiguous buffers and returns the batch over them.
 models::batch gather(worker_state& st, const data::dataset& d, const std::int64_t* idx,
@@ -105,7 +112,43 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
                       timing.compute_seconds,
                       timing.gate_wait_seconds,
                       gather_s};
-  self->send(job, done, msg::local_ref<msg::grad_buffer>{st.grad});
+  const msg::local_ref<msg::grad_buffer> grad{st.grad};
+  // sync: ps pushes the gradient with step_done: that is what a slow link holds back.
+  const double delay = st.setup->sync_mode == "ps" ? delay_seconds(st.setup->delay, cmd.step) : 0;
+  if (delay > 0)
+    self->delayed_send(job, as_timespan(delay), done, grad);
+  else
+    self->send(job, done, grad);
+}
+
+// sync: allreduce / local: a `delay` fault holds this worker's contribution to the step's
+// reduction back by re-sending the command to itself on a timer, once per step. True: held back.
+template <class Cmd>
+bool hold_back(stateful<worker_state>* self, const Cmd& cmd,
+               const msg::local_ref<allreduce_session>& session) {
+  auto& st = self->state;
+  if (st.delayed_step == cmd.step) return false;
+  const double delay = delay_seconds(st.setup->delay, cmd.step);
+  if (delay <= 0) return false;
+  st.delayed_step = cmd.step;
+  self->delayed_send(self, as_timespan(delay), cmd, session);
+  return true;
+}
+
+// Runs a reduction step; false when the worker quit on its failure.
+template <class F>
+bool reduce_guarded(stateful<worker_state>* self, F&& f) {
+  try {
+    f();
+  } catch (const collectives::collective_error& e) {
+    // Aborted: the job ends or moved to a new epoch and no longer waits for this step.
+    if (e.kind() != collectives::failure_kind::aborted) self->quit(runtime_failure(e.what()));
+    return false;
+  } catch (const std::exception& e) {
+    self->quit(runtime_failure(e.what()));
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -157,7 +200,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       // sync: allreduce: reduce with the other members, apply this replica's optimizer.
       [=](const msg::reduce_cmd& cmd, const msg::local_ref<allreduce_session>& session) {
         auto& st = self->state;
-        if (!st.gate.admit(cmd) || !session) return;
+        if (!st.gate.admit(cmd) || !session || hold_back(self, cmd, session)) return;
         if (!st.replica) st.replica = std::make_shared<replica_optimizer>();
         replica_step rs;
         rs.rank = st.rank;
@@ -168,16 +211,25 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         rs.total_samples = cmd.total_samples;
         rs.params = st.setup->params->values.data();
         rs.count = st.setup->params->values.size();
-        try {
-          allreduce_and_apply(*st.replica, *session, rs);
-        } catch (const collectives::collective_error& e) {
-          // Aborted: the job ends or moved to a new epoch and no longer waits for this step.
-          if (e.kind() != collectives::failure_kind::aborted) self->quit(runtime_failure(e.what()));
+        if (!reduce_guarded(self, [&] { allreduce_and_apply(*st.replica, *session, rs); })) return;
+        self->send(job, msg::applied{cmd.job, cmd.epoch, cmd.step, st.rank, cmd.step + 1});
+      },
+      // sync: local: a local step on this replica; every tau steps the parameter average.
+      [=](const msg::local_cmd& cmd, const msg::local_ref<allreduce_session>& session) {
+        auto& st = self->state;
+        if (!st.gate.admit(cmd) || !session || (cmd.average && hold_back(self, cmd, session)))
           return;
-        } catch (const std::exception& e) {
-          self->quit(runtime_failure(e.what()));
+        if (!st.local) st.local = std::make_shared<local_replica>();
+        replica_step rs;
+        rs.rank = st.rank;
+        rs.contributed = st.computed_step == cmd.step &&
+                         std::find(cmd.ranks.begin(), cmd.ranks.end(), st.rank) != cmd.ranks.end();
+        rs.grad = st.grad->data();
+        rs.samples = rs.contributed ? st.computed_samples : 0;
+        rs.params = st.setup->params->values.data();
+        rs.count = st.setup->params->values.size();
+        if (!reduce_guarded(self, [&] { local_step_apply(*st.local, *session, rs, cmd.average); }))
           return;
-        }
         self->send(job, msg::applied{cmd.job, cmd.epoch, cmd.step, st.rank, cmd.step + 1});
       },
       [=](const msg::eval_cmd& cmd) {

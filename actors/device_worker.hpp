@@ -34,6 +34,7 @@
 namespace troupe::actors {
 
 struct replica_optimizer;  // actors/allreduce_step.hpp
+struct local_replica;      // actors/local_step.hpp
 
 struct worker_state {
   static inline const char* name = "device_worker";
@@ -52,6 +53,10 @@ struct worker_state {
   std::shared_ptr<replica_optimizer> replica;
   std::int64_t computed_step = -1;
   std::int64_t computed_samples = 0;
+  // sync: local: this worker's optimizer replica and samples since the last average.
+  std::shared_ptr<local_replica> local;
+  // The step whose reduction a `delay` fault already held back (the timer re-sends it once).
+  std::int64_t delayed_step = -1;
 };
 
 caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::spawn_worker spec,

@@ -9,6 +9,8 @@
 
 #include "actors/allreduce_step.hpp"
 #include "actors/data_distributor.hpp"
+#include "actors/fault_delay.hpp"
+#include "actors/local_step.hpp"
 #include "actors/parameter_server.hpp"
 #include "actors/rebalancer.hpp"
 #include "actors/specs.hpp"
@@ -93,6 +95,8 @@ job_report make_report(self_ptr self, const std::string& status) {
   r.rebalances = st.stats.rebalances;
   r.imbalance_index = st.stats.mean_imbalance();
   r.noise_scale = st.stats.noise_scale();
+  fill_sync_report(r, cfg, st.local.get(), st.step);
+  r.faults.injected += started_delays(cfg.faults, st.step);
   return r;
 }
 
@@ -143,6 +147,34 @@ void fail(self_ptr self, const caf::error& e, const std::string& where) {
   finish(self, "failed", where + ": " + failure_text(self->system(), e), is_input_failure(e));
 }
 
+// sync: local (actors/local_step.hpp): every member steps its own replica; st.local_averaging
+// says whether the replicas are averaged after it.
+void send_local_cmds(self_ptr self, const std::vector<std::int32_t>& ranks) {
+  auto& st = self->state;
+  auto cmd = tagged<msg::local_cmd>(self);
+  cmd.step = st.step;
+  cmd.ranks = ranks;
+  cmd.average = st.local_averaging;
+  const msg::local_ref<allreduce_session> session{st.allreduce->session()};
+  for (auto& w : st.workers) self->send(w.actor, cmd, session);
+}
+
+// False: the job failed.
+bool on_local_applied(self_ptr self, double compute_s, double reduce_s) {
+  auto& st = self->state;
+  const double loss = st.step_stats.samples > 0
+                          ? st.step_stats.loss_sum / static_cast<double>(st.step_stats.samples)
+                          : 0.0;
+  try {
+    if (auto line = st.local->on_applied(st.step, st.local_averaging, compute_s, reduce_s, loss))
+      log(self, *line);
+  } catch (const std::exception& e) {
+    finish(self, "failed", std::string("sync period: ") + e.what());
+    return false;
+  }
+  return true;
+}
+
 void request_plan(self_ptr self, std::int64_t step) {
   auto req = tagged<msg::plan_request>(self);
   req.step = step;
@@ -153,6 +185,8 @@ bool should_stop(self_ptr self) {
   auto& st = self->state;
   if (st.step >= st.steps_total) return true;
   const auto& max_s = st.launch.cfg.max_seconds;
+  // sync: local stops on time only after an average (the step deciding it saw the time was up).
+  if (st.local && !st.local_averaging) return false;
   return max_s && seconds_since(st.train_t0) >= *max_s;
 }
 
@@ -342,8 +376,9 @@ void on_data(self_ptr self, const data_bundle& bundle) {
     st.prototype = std::move(model);
     const models::optimizer_spec os = optimizer_spec_of(cfg.optimizer);
     // sync: allreduce keeps the optimizer on the workers (actors/allreduce_step.hpp): no shards.
-    if (cfg.sync.mode == "allreduce")
+    if (cfg.sync.mode == "allreduce" || cfg.sync.mode == "local")
       st.allreduce = std::make_shared<job_allreduce>(cfg, st.launch.step_deadline_seconds);
+    if (cfg.sync.mode == "local") st.local = std::make_shared<local_sync>(cfg);
     const auto slices = st.allreduce ? std::vector<std::pair<std::size_t, std::size_t>>{}
                                      : shard_slices(st.store->values.size(), cfg.sync.ps_shards);
     for (std::size_t k = 0; k < slices.size(); ++k) {
@@ -405,8 +440,10 @@ void on_data(self_ptr self, const data_bundle& bundle) {
       setup->params =
           st.allreduce ? st.allreduce->replica(static_cast<std::size_t>(rank), st.store) : st.store;
       for (const auto& f : cfg.faults)
-        if (f.action == "slow" && (f.target == w.group || f.target == w.name))
-          setup->slow.push_back(f);
+        if ((f.action == "slow" || f.action == "delay") &&
+            (f.target == w.group || f.target == w.name))
+          (f.action == "slow" ? setup->slow : setup->delay).push_back(f);
+      setup->sync_mode = cfg.sync.mode;
       auto sw = tagged<msg::spawn_worker>(self);
       sw.rank = rank;
       sw.device_index = dev;
@@ -527,7 +564,14 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
           set->push_back(st.grads[k]);
         }
         msg::local_ref<msg::grad_set> ref{std::move(set)};
-        if (st.allreduce) {
+        if (st.local) {
+          const auto& max_s = st.launch.cfg.max_seconds;
+          st.local_averaging =
+              st.local->averages(st.step, st.step + 1 >= st.steps_total ||
+                                              (max_s && seconds_since(st.train_t0) >= *max_s));
+          st.pending_applied = static_cast<int>(st.workers.size());
+          send_local_cmds(self, cmd.ranks);
+        } else if (st.allreduce) {
           // Every member reduces, one without samples this step too (replicas stay equal).
           st.pending_applied = static_cast<int>(st.workers.size());
           const msg::local_ref<allreduce_session> session{st.allreduce->session()};
@@ -557,13 +601,15 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         if (--st.pending_applied > 0) return;
         // Every shard applied: the parameters are at version step + 1 (DESIGN §4 step 4).
         const double step_s = seconds_since(st.step_t0);
-        st.reduce_phase_seconds += seconds_since(st.reduce_t0);
+        const double reduce_s = seconds_since(st.reduce_t0);
+        st.reduce_phase_seconds += reduce_s;
         st.store->version.store(st.step + 1);
         if (st.allreduce) st.allreduce->publish(st.step + 1);
         st.step_seconds_total += step_s;
         st.samples_total += static_cast<std::int64_t>(st.step_stats.samples);
         st.pass_stats += st.step_stats;
         st.grads.assign(st.grads.size(), nullptr);
+        if (st.local && !on_local_applied(self, step_s - reduce_s, reduce_s)) return;
         ++st.step;
         auto sm = tagged<msg::step_metrics>(self);
         sm.name = st.launch.cfg.name;

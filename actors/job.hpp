@@ -63,6 +63,7 @@ struct job_launch {
 };
 
 class job_allreduce;  // actors/allreduce_step.hpp
+class local_sync;     // actors/local_step.hpp
 
 enum class job_phase { loading, spawning, probing, running, evaluating, done };
 
@@ -85,7 +86,9 @@ struct job_state {
   job_phase phase = job_phase::loading;
   caf::actor distributor;
   std::vector<caf::actor> shards;
-  std::shared_ptr<job_allreduce> allreduce;  // sync: allreduce only (then no shards)
+  std::shared_ptr<job_allreduce> allreduce;  // sync: allreduce and local (then no shards)
+  std::shared_ptr<local_sync> local;         // sync: local: the averaging schedule
+  bool local_averaging = false;              // sync: local: the step in flight averages
   std::vector<worker_slot> workers;
   data_bundle data;
   std::shared_ptr<const models::model> prototype;

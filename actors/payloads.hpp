@@ -45,6 +45,10 @@ struct worker_setup {
   // multiplied by `factor` from `step` to `until_step` (issue 6's benchmark hook until issue 5's
   // fault injector takes the faults over).
   std::vector<config::fault_config> slow;
+  // `delay` entries that target this device (actors/fault_delay.hpp), and the job's sync mode,
+  // which says what the delay holds back.
+  std::vector<config::fault_config> delay;
+  std::string sync_mode = "ps";
 };
 
 // A job handed to the task manager.

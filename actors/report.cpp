@@ -22,6 +22,9 @@ nlohmann::json to_json(const job_report& j) {
                        {"compute_seconds", w.compute_seconds},
                        {"busy_fraction", w.busy_fraction}});
   }
+  nlohmann::json history = nlohmann::json::array();
+  for (const auto& c : j.sync.period_history)
+    history.push_back({{"step", c.step}, {"period", c.period}});
   nlohmann::json out = {
       {"name", j.name},
       {"status", j.status},
@@ -45,6 +48,11 @@ nlohmann::json to_json(const job_report& j) {
         {"migrations", j.faults.migrations},
         {"lost_steps", j.faults.lost_steps},
         {"recovery_ms", j.faults.recovery_ms}}},
+      {"sync",
+       {{"mode", j.sync.mode},
+        {"period", j.sync.period},
+        {"rounds", j.sync.rounds},
+        {"period_history", history}}},
       {"rebalances", j.rebalances},
       {"imbalance_index", j.imbalance_index},
       {"noise_scale", j.noise_scale ? nlohmann::json(*j.noise_scale) : nlohmann::json(nullptr)},

@@ -33,6 +33,18 @@ struct fault_report {
   std::vector<double> recovery_ms;
 };
 
+// How the job synchronised its workers (`sync` in the JSON).
+struct sync_report {
+  std::string mode = "ps";  // ps | allreduce | local
+  int period = 1;           // local: the final period (steps per average); 1 otherwise
+  std::int64_t rounds = 0;  // reductions of gradients (ps, allreduce) or of parameters (local)
+  struct change {
+    std::int64_t step = 0;  // first step trained with `period`
+    int period = 1;
+  };
+  std::vector<change> period_history;  // local: the start value and every change
+};
+
 struct param_report {
   std::uint64_t count = 0;
   double l2 = 0.0;
@@ -57,6 +69,7 @@ struct job_report {
   param_report params;
   std::vector<worker_report> workers;
   fault_report faults;
+  sync_report sync;
   std::int64_t rebalances = 0;
   double imbalance_index = 0.0;       // mean over steps of the CV of per-worker compute seconds
   std::optional<double> noise_scale;  // smoothed gradient noise scale at the end (none: unknown)

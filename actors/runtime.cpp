@@ -6,6 +6,7 @@
 #include <caf/send.hpp>
 
 #include "actors/caf_compat.hpp"
+#include "actors/local_step.hpp"
 #include "actors/metrics_hub.hpp"
 #include "actors/task_manager.hpp"
 #include "core/error.hpp"
@@ -14,9 +15,16 @@ namespace troupe {
 namespace {
 
 void check_job(const config::job_config& job) {
-  if (job.sync.mode != "ps" && job.sync.mode != "allreduce")
+  if (job.sync.mode != "ps" && job.sync.mode != "allreduce" && job.sync.mode != "local")
     throw input_error("job '" + job.name + "': sync.mode '" + job.sync.mode +
-                      "' is not available in this build (ps, allreduce)");
+                      "' is not available in this build (ps, allreduce, local)");
+  if (job.sync.mode == "local") {
+    try {
+      actors::parse_sync_period(job.sync.period);
+    } catch (const input_error& e) {
+      throw input_error("job '" + job.name + "': " + e.what());
+    }
+  }
   // Embedding apps build configs without config_load: the same rule as there.
   if (job.optimizer.form == "distributed" &&
       (job.optimizer.kind != "max-adabelief" || job.sync.mode != "allreduce"))

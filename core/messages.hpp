@@ -4,9 +4,8 @@
 // binaries must include this one header). CAF headers are allowed here and nowhere else in core.
 //
 // Families (DESIGN §3):
-//   gradient  : plan_request, step_plan, compute_cmd, go_step, step_done, reduce_cmd, applied,
-//   eval_cmd,
-//               eval_done, probe_cmd, probe_done
+//   gradient  : plan_request, step_plan, compute_cmd, go_step, step_done, reduce_cmd, local_cmd,
+//               applied, eval_cmd, eval_done, probe_cmd, probe_done
 //   priority  : set_priority
 //   load      : step_metrics, split_update, split_decision
 //   lifecycle : register_group, spawn_worker, worker_ready, heartbeat, worker_down,
@@ -99,6 +98,17 @@ struct reduce_cmd {
   std::int64_t step = 0;
   std::vector<std::int32_t> ranks;
   std::int64_t total_samples = 0;
+};
+
+// job -> device_worker (sync: local, actors/local_step.hpp): apply your own optimizer replica to
+// your own gradient; with `average`, then average the parameter replicas with the other members
+// (weighted by samples since the last average). Rides with local_ref<allreduce_session>.
+struct local_cmd {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+  std::vector<std::int32_t> ranks;  // members that computed a slice this step
+  bool average = false;
 };
 
 // shard -> job: the shard applied the step; its slice is now at `version` (= step + 1).
@@ -312,6 +322,7 @@ TROUPE_INSPECT(go_step, x.job, x.epoch, x.step)
 TROUPE_INSPECT(step_done, x.job, x.epoch, x.step, x.rank, x.samples, x.loss_sum, x.correct,
                x.grad_sq_norm, x.compute_seconds, x.gate_wait_seconds, x.gather_seconds)
 TROUPE_INSPECT(reduce_cmd, x.job, x.epoch, x.step, x.ranks, x.total_samples)
+TROUPE_INSPECT(local_cmd, x.job, x.epoch, x.step, x.ranks, x.average)
 TROUPE_INSPECT(applied, x.job, x.epoch, x.step, x.shard, x.version)
 TROUPE_INSPECT(eval_cmd, x.job, x.epoch, x.version, x.rank, x.offset, x.count)
 TROUPE_INSPECT(eval_done, x.job, x.epoch, x.rank, x.samples, x.loss_sum, x.correct)
@@ -388,6 +399,7 @@ CAF_ADD_TYPE_ID(troupe, (troupe::msg::drain))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::release))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::job_finished))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::log_line))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::local_cmd))
 CAF_ADD_TYPE_ID(troupe, (std::vector<float>))
 CAF_ADD_TYPE_ID(troupe, (std::vector<double>))
 CAF_ADD_ATOM(troupe, troupe::msg, start_atom, "start")

@@ -124,13 +124,14 @@ TEST_CASE("troupe run: a good config exits 0 and writes the documented report") 
   for (const char* key :
        {"name", "status", "epochs", "steps", "global_batch", "started_s", "finished_s",
         "wall_seconds", "samples_per_second", "train_loss", "test_loss", "test_accuracy", "params",
-        "workers", "faults", "rebalances"})
+        "workers", "faults", "sync", "rebalances"})
     CHECK_MESSAGE(job.contains(key), key);
   CHECK(job["status"] == "completed");
   CHECK(job["steps"] == 5);
   CHECK(job["workers"].size() == 2);
   CHECK(job["params"]["fnv1a64"].get<std::string>().size() == 18);
   CHECK(job["faults"]["recovery_ms"].is_array());
+  CHECK(job["sync"]["rounds"] == 5);
   CHECK(j["cluster"]["devices"] == 2);
   CHECK(fs::exists(report.parent_path() / "logs" / "tiny.log"));
   fs::remove_all(scratch());
