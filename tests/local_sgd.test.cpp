@@ -140,6 +140,24 @@ TEST_CASE("delay fault, sync: ps: the gradient push of the faulted steps is held
   CHECK(run.job.faults.injected == 1);
 }
 
+TEST_CASE("delay fault, sync: allreduce: the faulted steps' reductions wait") {
+  const std::int64_t steps = 10;
+  const auto run = run_timed(
+      config_text(two_workers, "{kind: sgd, lr: 0.05}", "{mode: allreduce}", steps,
+                  "      - {step: 6, action: delay, target: cpu/0, seconds: 0.1, until_step: 7}\n"),
+      steps);
+  std::vector<double> others;
+  for (std::int64_t s = 0; s < steps; ++s) {
+    CAPTURE(s);
+    const double t = run.step_seconds[static_cast<std::size_t>(s)];
+    if (s == 6 || s == 7)
+      CHECK(t >= 0.1);
+    else
+      others.push_back(t);
+  }
+  CHECK(median(others) < 0.05);
+}
+
 TEST_CASE("delay fault, sync: local: only the averaging rounds wait") {
   const std::int64_t steps = 16;
   const auto run =
