@@ -10,6 +10,7 @@
 
 #include "actors/runtime.hpp"
 #include "core/config_load.hpp"
+#include "core/error.hpp"
 #include "tests/run_support.hpp"
 
 namespace {
@@ -196,4 +197,16 @@ TEST_CASE("sync: local, period adaptive under a slow link: a long period first, 
   CHECK(run.job.train_loss < 1.0);
   MESSAGE("tau_0 " << h[1].period << ", final " << run.job.sync.period << ", rounds "
                    << run.job.sync.rounds << ", changes " << h.size());
+}
+
+TEST_CASE("the runtime refuses a bad sync.period from an embedding app, naming the job") {
+  auto cfg = troupe::config::parse_config(
+      config_text(one_worker, "{kind: sgd, lr: 0.05}", "{mode: local, period: 2}", 5), "ok.yaml");
+  cfg.jobs[0].sync.period = "often";
+  try {
+    troupe::runtime rt(cfg);
+    FAIL("no error");
+  } catch (const troupe::input_error& e) {
+    CHECK(std::string(e.what()).find("job 'local': sync.period") != std::string::npos);
+  }
 }
