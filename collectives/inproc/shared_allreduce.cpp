@@ -1,5 +1,7 @@
 #include "collectives/inproc/shared_allreduce.hpp"
 
+#include "collectives/inproc/reduce_kernel.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -8,18 +10,12 @@
 #include <string>
 #include <vector>
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
 namespace troupe::collectives {
 namespace {
 
 // Pieces of work (a multiple of 16 floats, so two ranks never write one cache line): large
 // enough that the shared counter is touched rarely, small enough to balance the ranks.
 constexpr std::size_t piece_elems = std::size_t{1} << 16;
-// Elements reduced per block: the block of the result stays in L1 while the inputs stream in.
-constexpr std::size_t block_elems = 2048;
 
 peer_info peer_of(int rank) {
   return peer_info{rank, "inproc-shared:" + std::to_string(rank)};
@@ -33,67 +29,11 @@ struct slot {
   bool divide = false;
 };
 
-// out[0..n) = reduction of ins (in order), fused with the division when `divide`. The float
-// operations are those of "out = in0; out += in_k for k in order; out /= divisor", with the
-// division applied to the last sum, as the parameter-server shard does.
-void reduce_block(float* __restrict out, const std::vector<const float*>& ins, std::size_t lo,
-                  std::size_t n, reduce_op op, bool divide, float divisor) {
-  const std::size_t m = ins.size();
-  if (m == 0) {
-    std::fill(out, out + n, 0.0f);
-    return;
-  }
-  const float* __restrict a = ins[0] + lo;
-  if (op == reduce_op::max) {
-    std::copy(a, a + n, out);
-    for (std::size_t k = 1; k < m; ++k) {
-      const float* __restrict b = ins[k] + lo;
-      for (std::size_t i = 0; i < n; ++i) out[i] = b[i] > out[i] ? b[i] : out[i];
-    }
-    return;
-  }
-  if (m == 1) {
-    if (divide)
-      for (std::size_t i = 0; i < n; ++i) out[i] = a[i] / divisor;
-    else
-      std::copy(a, a + n, out);
-    return;
-  }
-  const float* __restrict b = ins[1] + lo;
-  if (m == 2 && divide) {
-    for (std::size_t i = 0; i < n; ++i) out[i] = (a[i] + b[i]) / divisor;
-    return;
-  }
-  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
-  for (std::size_t k = 2; k < m; ++k) {
-    const float* __restrict c = ins[k] + lo;
-    if (k + 1 == m && divide)
-      for (std::size_t i = 0; i < n; ++i) out[i] = (out[i] + c[i]) / divisor;
-    else
-      for (std::size_t i = 0; i < n; ++i) out[i] += c[i];
-  }
-}
-
 // Above this many result bytes the result goes to memory with non-temporal stores: it does not
 // fit in cache anyway, and a normal store first reads the line it overwrites (read for
 // ownership), a third more memory traffic for a two-rank sum. glibc's memcpy, the reference, does
 // the same for large copies.
 constexpr std::size_t stream_above_bytes = std::size_t{4} << 20;
-
-// out[0..n) = in[0..n) with streaming stores where the alignment allows.
-void stream_out(float* out, const float* in, std::size_t n) {
-#ifdef __SSE2__
-  std::size_t i = 0;
-  while (i < n && reinterpret_cast<std::uintptr_t>(out + i) % 16 != 0) {
-    out[i] = in[i];
-    ++i;
-  }
-  for (; i + 4 <= n; i += 4) _mm_stream_ps(out + i, _mm_loadu_ps(in + i));
-  for (; i < n; ++i) out[i] = in[i];
-#else
-  std::copy(in, in + n, out);
-#endif
-}
 
 }  // namespace
 
@@ -136,26 +76,19 @@ class shared_allreduce_state {
     // its bits (the order over the inputs is fixed).
     const std::size_t count = op_count_;
     float* out = results_[op_slot_].data();
-    const bool stream = count * sizeof(float) > stream_above_bytes;
-    alignas(64) float block[block_elems];
+    reduce_spec spec;
+    spec.op = op_;
+    spec.divide = divide_ && op_ == reduce_op::sum;
+    spec.divisor = divisor_;
+    spec.stream = count * sizeof(float) > stream_above_bytes;
     for (;;) {
       const std::size_t lo = next_piece_.fetch_add(1, std::memory_order_relaxed) * piece_elems;
       if (lo >= count) break;
-      const std::size_t hi = std::min(count, lo + piece_elems);
-      for (std::size_t b = lo; b < hi; b += block_elems) {
-        const std::size_t n = std::min(block_elems, hi - b);
-        if (stream) {
-          // Reduce the block in an L1-resident buffer, then stream it out.
-          reduce_block(block, inputs_, b, n, op_, divide_, divisor_);
-          stream_out(out + b, block, n);
-        } else {
-          reduce_block(out + b, inputs_, b, n, op_, divide_, divisor_);
-        }
-      }
+      const std::size_t n = std::min(count, lo + piece_elems) - lo;
+      reduce_into(out + lo, inputs_.data(), inputs_.size(), lo, n, spec);
     }
-#ifdef __SSE2__
-    if (stream) _mm_sfence();  // streamed stores are visible before barrier 2 releases readers
-#endif
+    // Streamed stores are visible before barrier 2 releases the readers.
+    if (spec.stream) reduce_publish();
     {
       std::lock_guard<std::mutex> guard{mutex_};
       --reducing_;

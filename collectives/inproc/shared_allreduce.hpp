@@ -5,7 +5,8 @@
 // ranks' inputs, straight from their buffers, into ONE result buffer the group owns (pieces come
 // from a shared counter, so ranks that have a core do the work of ranks waiting for one); every
 // rank then reads that shared result. Per byte of payload the memory traffic is n reads and one
-// (streaming) write, spread over the ranks' threads.
+// (streaming) write, in one pass (collectives/inproc/reduce_kernel.hpp), spread over the ranks'
+// threads.
 //
 //   shared_allreduce_group group{3};                 // one per group of ranks (per epoch)
 //   // on each rank's thread:
