@@ -110,6 +110,7 @@ int run(const std::vector<std::string>& argv) {
         "[--report FILE.json] [--log-dir DIR] [--quiet])");
   // Bad input fails here, before any actor starts: exit 2 through main's input_error handler.
   auto cfg = config::load_config(a.positionals()[0], a.all("set"));
+  for (const auto& note : cfg.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   const std::string report_path = a.get_or("report", "");
   runtime_options opts;
   opts.log_dir = a.get_or("log-dir", default_log_dir(report_path));

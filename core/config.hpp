@@ -110,6 +110,9 @@ struct run_config {
   std::string source;  // file the config came from (for messages)
   cluster_config cluster;
   std::vector<job_config> jobs;
+  // Things the loader accepted but the user should hear about (e.g. a file's ps_shards left
+  // unused after --set switched the sync mode); `troupe run` prints them.
+  std::vector<std::string> notes;
 };
 
 }  // namespace troupe::config

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "core/config_yaml.hpp"
 #include "core/error.hpp"
@@ -478,6 +479,42 @@ void check_dataset(const context& cx, const job_config& j, const YAML::Node& job
   }
 }
 
+// A --set of jobs.N.sync.mode switches the mode of a file written for another one: the file's
+// keys of the old mode (ps_shards for ps, period for local) are then leftovers, not mistakes, so
+// they are dropped with a note instead of failing the run. The same key written by the file next
+// to a mode it does not apply to, or given by a --set, still fails (only_with in read_sync).
+void drop_keys_left_by_mode_set(const YAML::Node& jobs, const std::vector<std::string>& set_paths,
+                                const std::string& source, std::vector<std::string>& notes) {
+  if (!jobs.IsDefined() || !jobs.IsSequence()) return;
+  const auto was_set = [&](const std::string& p) {
+    return std::find(set_paths.begin(), set_paths.end(), p) != set_paths.end();
+  };
+  static const std::pair<const char*, const char*> mode_keys[] = {{"ps_shards", "ps"},
+                                                                  {"period", "local"}};
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const std::string sync_path = index_path("jobs", i) + ".sync";
+    if (!was_set(sync_path + ".mode")) continue;
+    if (!jobs[i].IsMap()) continue;
+    YAML::Node sync = jobs[i]["sync"];
+    const YAML::Node& csync = sync;  // const lookups: never insert a key
+    if (!csync.IsDefined() || !csync.IsMap() || !csync["mode"].IsDefined() ||
+        !csync["mode"].IsScalar())
+      continue;
+    const std::string mode = csync["mode"].Scalar();
+    for (const auto& [key, key_mode] : mode_keys) {
+      if (mode == key_mode || !csync[key].IsDefined() || was_set(sync_path + "." + key)) continue;
+      const YAML::Node left = csync[key];
+      const std::string value = left.IsScalar() ? left.Scalar() : "...";
+      const std::string line =
+          left.Mark().is_null() ? "" : ":" + std::to_string(left.Mark().line + 1);
+      notes.push_back(source + line + ": " + sync_path + "." + key + " (" + value +
+                      ") only applies with sync mode: " + key_mode + "; unused with mode: " + mode +
+                      " (set by --set)");
+      sync.remove(key);
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& idx_file_names() {
@@ -504,14 +541,20 @@ run_config parse_config(const std::string& yaml_text, const std::string& source_
                         ":1: (top level): the config is empty; it needs cluster and jobs");
     root = YAML::Node(YAML::NodeType::Map);
   }
+  std::vector<std::string> set_paths;
   for (const auto& s : sets) {
     // Sets into a non-map root would be meaningless; check_map below names the real problem.
     if (!root.IsMap()) break;
-    cx.add_set(detail::apply_set(root, source_name, s), s);
+    set_paths.push_back(detail::apply_set(root, source_name, s));
+    cx.add_set(set_paths.back(), s);
   }
 
   run_config rc;
   rc.source = source_name;
+  if (root.IsMap()) {
+    const YAML::Node& croot = root;
+    drop_keys_left_by_mode_set(croot["jobs"], set_paths, source_name, rc.notes);
+  }
   const map_view top(cx, root, "");
   rc.cluster = read_cluster(cx, top);
   top.require("jobs");

@@ -489,3 +489,41 @@ TEST_CASE("file-level errors") {
   CHECK_MESSAGE(syntax.rfind("bad.yaml:", 0) == 0, syntax);
   CHECK_MESSAGE(syntax.find("not valid YAML") != std::string::npos, syntax);
 }
+
+TEST_CASE("--set of sync.mode drops the file's keys of the old mode, with a note") {
+  const std::string ps = base + "    sync: {mode: ps, ps_shards: 2}\n";
+  SUBCASE("ps -> allreduce: ps_shards is unused, said in a note naming its line") {
+    const auto rc = parse_config(ps, "good.yaml", {"jobs.0.sync.mode=allreduce"});
+    CHECK(rc.jobs[0].sync.mode == "allreduce");
+    CHECK(rc.jobs[0].sync.ps_shards == 1);
+    REQUIRE(rc.notes.size() == 1);
+    CHECK_MESSAGE(rc.notes[0].rfind("good.yaml:14: jobs[0].sync.ps_shards (2)", 0) == 0,
+                  rc.notes[0]);
+    CHECK_MESSAGE(rc.notes[0].find("unused with mode: allreduce") != std::string::npos,
+                  rc.notes[0]);
+  }
+  SUBCASE("local -> ps: period is unused; the ps keys stay") {
+    const auto rc = parse_config(base + "    sync: {mode: local, period: 4}\n", "good.yaml",
+                                 {"jobs.0.sync.mode=ps", "jobs.0.sync.ps_shards=3"});
+    CHECK(rc.jobs[0].sync.mode == "ps");
+    CHECK(rc.jobs[0].sync.ps_shards == 3);
+    CHECK(rc.jobs[0].sync.period == "1");
+    REQUIRE(rc.notes.size() == 1);
+    CHECK(rc.notes[0].find("jobs[0].sync.period (4)") != std::string::npos);
+  }
+  SUBCASE("the mode of the file itself is kept: no note") {
+    const auto rc = parse_config(ps, "good.yaml", {"jobs.0.sync.mode=ps"});
+    CHECK(rc.jobs[0].sync.ps_shards == 2);
+    CHECK(rc.notes.empty());
+  }
+  SUBCASE("still errors: the file's own mismatch, or ps_shards given by a --set too") {
+    expect(error_of(base + "    sync: {mode: allreduce, ps_shards: 2}\n"),
+           "14: jobs[0].sync.ps_shards:", "mode: ps");
+    const auto msg = error_of(ps, {"jobs.0.sync.mode=allreduce", "jobs.0.sync.ps_shards=4"});
+    CHECK_MESSAGE(msg.find("--set 'jobs.0.sync.ps_shards=4'") != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("mode: ps") != std::string::npos, msg);
+  }
+  SUBCASE("a bad mode is still the error, not a note") {
+    expect(error_of(ps, {"jobs.0.sync.mode=ring"}), " --set 'jobs.0.sync.mode=ring'", "ps");
+  }
+}
