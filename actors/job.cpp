@@ -97,6 +97,7 @@ job_report make_report(self_ptr self, const std::string& status) {
   r.noise_scale = st.stats.noise_scale();
   fill_sync_report(r, cfg, st.local.get(), st.step);
   r.faults.injected += started_delays(cfg.faults, st.step);
+  fill_checkpoint_report(self, r);
   return r;
 }
 
@@ -140,6 +141,7 @@ void finish(self_ptr self, const std::string& status, const std::string& error =
   for (auto& s : st.shards) self->send_exit(s, caf::exit_reason::user_shutdown);
   if (st.distributor) self->send_exit(st.distributor, caf::exit_reason::user_shutdown);
   if (st.rebalancer) self->send_exit(st.rebalancer, caf::exit_reason::user_shutdown);
+  if (st.ckpt.writer) self->send_exit(st.ckpt.writer, caf::exit_reason::user_shutdown);
   self->quit();
 }
 
@@ -272,7 +274,8 @@ void next_step(self_ptr self) {
     return;
   }
   if (should_stop(self)) {
-    evaluate(self);
+    // The last step's checkpoint, if one is being written, lands before the evaluation.
+    if (!checkpoint_hold(self, [self] { evaluate(self); })) evaluate(self);
     return;
   }
   if (st.next_plan && st.next_plan->first.step == st.step) {
@@ -307,7 +310,12 @@ void start_running(self_ptr self) {
   if (st.allreduce)
     st.allreduce->open_epoch(st.gate.job(), st.gate.epoch(), static_cast<int>(st.workers.size()));
   st.train_t0 = steady::now();
-  request_plan(self, 0);
+  // A resumed job starts at its checkpoint's step (which may already be the last).
+  if (should_stop(self)) {
+    evaluate(self);
+    return;
+  }
+  request_plan(self, st.step);
 }
 
 // After every worker is ready (edge 2 / 2'): where do the split weights come from?
@@ -374,6 +382,8 @@ void on_data(self_ptr self, const data_bundle& bundle) {
     rng r(cfg.seed);
     model->init_params(st.store->values.data(), r);
     st.prototype = std::move(model);
+    const auto resume = checkpoint_resume(self, st.store->values.size());
+    if (resume) checkpoint_restore(self, *resume);
     const models::optimizer_spec os = optimizer_spec_of(cfg.optimizer);
     // sync: allreduce keeps the optimizer on the workers (actors/allreduce_step.hpp): no shards.
     if (cfg.sync.mode == "allreduce" || cfg.sync.mode == "local")
@@ -390,11 +400,15 @@ void on_data(self_ptr self, const data_bundle& bundle) {
       ss.count = slices[k].second;
       ss.params = st.store;
       ss.optimizer = models::make_optimizer(os, ss.count);
+      if (resume)
+        ss.optimizer->load_state(slice_state(resume->parts.at(0)->optimizer, ss.offset, ss.count));
+      ss.version = st.step;
       ss.job_actor = caf::actor_cast<caf::actor>(self);
       auto shard = self->spawn(parameter_server, std::move(ss));
       self->monitor(shard);
       st.shards.push_back(shard);
     }
+    checkpoint_init(self);
   } catch (const input_error& e) {
     finish(self, "failed", "job '" + cfg.name + "': " + e.what(), true);
     return;
@@ -460,6 +474,49 @@ void on_data(self_ptr self, const data_bundle& bundle) {
               [=](caf::error& e) { fail(self, e, "spawning worker " + sw.name); });
     }
   }
+}
+
+// Every shard applied: the parameters are at version step + 1 (DESIGN §4 step 4).
+void complete_step(self_ptr self) {
+  auto& st = self->state;
+  const double step_s = seconds_since(st.step_t0);
+  const double reduce_s = seconds_since(st.reduce_t0);
+  st.reduce_phase_seconds += reduce_s;
+  st.store->version.store(st.step + 1);
+  if (st.allreduce) st.allreduce->publish(st.step + 1);
+  st.step_seconds_total += step_s;
+  st.samples_total += static_cast<std::int64_t>(st.step_stats.samples);
+  st.pass_stats += st.step_stats;
+  st.grads.assign(st.grads.size(), nullptr);
+  if (st.local && !on_local_applied(self, step_s - reduce_s, reduce_s)) return;
+  ++st.step;
+  auto sm = tagged<msg::step_metrics>(self);
+  sm.name = st.launch.cfg.name;
+  sm.step = st.step;
+  sm.steps_total = st.steps_total;
+  sm.data_epoch = st.plan.data_epoch;
+  sm.epochs =
+      std::max<std::int64_t>(1, (st.steps_total + st.steps_per_pass - 1) / st.steps_per_pass);
+  sm.samples = static_cast<std::int64_t>(st.step_stats.samples);
+  sm.loss = sm.samples > 0 ? st.step_stats.loss_sum / static_cast<double>(sm.samples) : 0.0;
+  sm.step_seconds = step_s;
+  sm.samples_per_second = static_cast<double>(st.samples_total) / st.step_seconds_total;
+  sm.elapsed_seconds = seconds_since(st.job_t0);
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    const auto& g = st.workers[r].group;
+    if (sm.groups.empty() || sm.groups.back() != g) {
+      sm.groups.push_back(g);
+      sm.group_samples.push_back(0);
+    }
+    sm.group_samples.back() += st.plan.counts[r];
+  }
+  sm.worker_compute_seconds = st.step_compute;
+  sm.worker_samples = st.plan.counts;
+  sm.imbalance_index = st.stats.step_imbalance();
+  sm.noise_scale = st.stats.noise_scale().value_or(0.0);
+  if (st.launch.metrics_hub) self->send(st.launch.metrics_hub, std::move(sm));
+  checkpoint_boundary(self);
+  next_step(self);
 }
 
 }  // namespace
@@ -599,44 +656,9 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         if (st.phase != job_phase::running || m.step != st.step || st.pending_applied <= 0) return;
         ++st.progress;
         if (--st.pending_applied > 0) return;
-        // Every shard applied: the parameters are at version step + 1 (DESIGN §4 step 4).
-        const double step_s = seconds_since(st.step_t0);
-        const double reduce_s = seconds_since(st.reduce_t0);
-        st.reduce_phase_seconds += reduce_s;
-        st.store->version.store(st.step + 1);
-        if (st.allreduce) st.allreduce->publish(st.step + 1);
-        st.step_seconds_total += step_s;
-        st.samples_total += static_cast<std::int64_t>(st.step_stats.samples);
-        st.pass_stats += st.step_stats;
-        st.grads.assign(st.grads.size(), nullptr);
-        if (st.local && !on_local_applied(self, step_s - reduce_s, reduce_s)) return;
-        ++st.step;
-        auto sm = tagged<msg::step_metrics>(self);
-        sm.name = st.launch.cfg.name;
-        sm.step = st.step;
-        sm.steps_total = st.steps_total;
-        sm.data_epoch = st.plan.data_epoch;
-        sm.epochs =
-            std::max<std::int64_t>(1, (st.steps_total + st.steps_per_pass - 1) / st.steps_per_pass);
-        sm.samples = static_cast<std::int64_t>(st.step_stats.samples);
-        sm.loss = sm.samples > 0 ? st.step_stats.loss_sum / static_cast<double>(sm.samples) : 0.0;
-        sm.step_seconds = step_s;
-        sm.samples_per_second = static_cast<double>(st.samples_total) / st.step_seconds_total;
-        sm.elapsed_seconds = seconds_since(st.job_t0);
-        for (std::size_t r = 0; r < st.workers.size(); ++r) {
-          const auto& g = st.workers[r].group;
-          if (sm.groups.empty() || sm.groups.back() != g) {
-            sm.groups.push_back(g);
-            sm.group_samples.push_back(0);
-          }
-          sm.group_samples.back() += st.plan.counts[r];
-        }
-        sm.worker_compute_seconds = st.step_compute;
-        sm.worker_samples = st.plan.counts;
-        sm.imbalance_index = st.stats.step_imbalance();
-        sm.noise_scale = st.stats.noise_scale().value_or(0.0);
-        if (st.launch.metrics_hub) self->send(st.launch.metrics_hub, std::move(sm));
-        next_step(self);
+        // A checkpoint still being written holds this step back (job_checkpoint.hpp).
+        if (checkpoint_hold(self, [self] { complete_step(self); })) return;
+        complete_step(self);
       },
       // A rebalancer decision (split: adaptive): log, count, and hand it to the distributor,
       // whose next plan uses it.
@@ -657,6 +679,10 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         fwd.weights = st.weights;
         self->send(st.distributor, fwd);
       },
+      [=](const msg::ckpt_part& m, const msg::local_ref<ckpt_shard_part>& part) {
+        checkpoint_part(self, m, part);
+      },
+      [=](const msg::ckpt_written& m) { checkpoint_written(self, m); },
       [=](const msg::eval_done& m) {
         auto& st = self->state;
         if (!st.gate.admit(m) || st.phase != job_phase::evaluating) return;

@@ -31,6 +31,9 @@
 //   7. a worker down, an error answer or a deadline: report `failed` (bad_input when the cause
 //      was the user's input), release, quit. Issue 5 turns worker_down into restart/migrate.
 //   8. the watchdog fires every step_deadline seconds; no progress since the last one is edge 7.
+// Checkpoints (actors/job_checkpoint.hpp) ride inside RUNNING: a due step boundary captures the
+// shards' state; the following step is completed only once that checkpoint is durable. With
+// --resume, edge 1 loads the newest valid checkpoint and RUNNING starts at its step.
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +41,7 @@
 
 #include "actors/caf_compat.hpp"
 #include "actors/epoch_gate.hpp"
+#include "actors/job_checkpoint.hpp"
 #include "actors/job_stats.hpp"
 #include "actors/payloads.hpp"
 #include "core/clock.hpp"
@@ -60,6 +64,7 @@ struct job_launch {
   caf::actor metrics_hub;
   steady::time_point run_t0 = steady::now();
   double step_deadline_seconds = 600.0;  // no step (or setup phase) may take longer
+  std::string resume_dir;                // --resume DIR: continue from DIR/JOBNAME/ (if any)
 };
 
 class job_allreduce;  // actors/allreduce_step.hpp
@@ -127,6 +132,7 @@ struct job_state {
   job_stats stats;
   caf::actor rebalancer;
   std::int64_t watched_progress = -1;
+  job_ckpt ckpt;  // checkpoints and resume (actors/job_checkpoint.hpp)
 };
 
 caf::behavior job_actor(stateful<job_state>* self, job_launch launch);

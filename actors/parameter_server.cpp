@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "actors/checkpoint_state.hpp"
+
 namespace troupe::actors {
 
 std::vector<std::pair<std::size_t, std::size_t>> shard_slices(std::size_t n, int shards) {
@@ -19,6 +21,7 @@ std::vector<std::pair<std::size_t, std::size_t>> shard_slices(std::size_t n, int
 caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
   self->state.gate = epoch_gate{spec.job, spec.epoch};
   self->state.mean.assign(spec.count, 0.0f);
+  self->state.version = spec.version;
   self->state.spec = std::move(spec);
   return {
       // Edges 1-3.
@@ -57,6 +60,19 @@ caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
       },
       // Edge 4.
       [=](msg::start_atom, msg::epoch_id epoch) { self->state.gate.advance_to(epoch); },
+      // Edge 6. Only the shard writes its slice and optimizer, so the copy is taken here, on
+      // the shard's turn, while the workers already compute the next step.
+      [=](const msg::ckpt_capture& c) {
+        auto& st = self->state;
+        auto part = std::make_shared<ckpt_shard_part>();
+        part->offset = st.spec.offset;
+        const float* p = st.spec.params->values.data() + st.spec.offset;
+        part->params.assign(p, p + st.spec.count);
+        part->optimizer = st.spec.optimizer->state();
+        self->send(caf::actor_cast<caf::actor>(self->current_sender()),
+                   msg::ckpt_part{c.job, c.epoch, c.step, st.spec.shard, st.version},
+                   msg::local_ref<ckpt_shard_part>{std::move(part)});
+      },
       // Edge 5.
       [=](msg::query_atom) {
         return caf::make_message(self->state.version,

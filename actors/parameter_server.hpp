@@ -14,6 +14,8 @@
 //     3. reduce_cmd(e, step != v) -> out of order (a duplicate): dropped and counted
 //     4. (start_atom, e')         -> move to epoch e' (membership change, issue 5)
 //     5. (query_atom)             -> replies (version, dropped) for tests and reports
+//     6. ckpt_capture(step)       -> copy the slice and the optimizer state; answer ckpt_part
+//                                    (+ local_ref<ckpt_shard_part>) with the shard's version
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -33,6 +35,7 @@ struct shard_spec {
   std::size_t count = 0;
   std::shared_ptr<param_store> params;
   std::shared_ptr<models::optimizer> optimizer;  // sized `count`, owned by this shard only
+  std::int64_t version = 0;                      // steps already applied (a resumed job: > 0)
   caf::actor job_actor;                          // receives `applied`
 };
 

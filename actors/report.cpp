@@ -53,6 +53,16 @@ nlohmann::json to_json(const job_report& j) {
         {"period", j.sync.period},
         {"rounds", j.sync.rounds},
         {"period_history", history}}},
+      {"checkpoints",
+       {{"written", j.checkpoints.written},
+        {"failed", j.checkpoints.failed},
+        {"last_step", j.checkpoints.last_step},
+        {"resumed_from_step", j.checkpoints.resumed_from_step
+                                  ? nlohmann::json(*j.checkpoints.resumed_from_step)
+                                  : nlohmann::json(nullptr)},
+        {"write_ms_mean", j.checkpoints.write_ms_mean},
+        {"write_ms_max", j.checkpoints.write_ms_max},
+        {"hold_ms", j.checkpoints.hold_ms}}},
       {"rebalances", j.rebalances},
       {"imbalance_index", j.imbalance_index},
       {"noise_scale", j.noise_scale ? nlohmann::json(*j.noise_scale) : nlohmann::json(nullptr)},

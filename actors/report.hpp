@@ -45,6 +45,17 @@ struct sync_report {
   std::vector<change> period_history;  // local: the start value and every change
 };
 
+// Checkpoints of a job (issue 5): written this run, and where a resumed run started.
+struct checkpoint_stats {
+  std::int64_t written = 0;
+  std::int64_t failed = 0;
+  std::int64_t last_step = -1;                    // newest durable checkpoint (-1: none)
+  std::optional<std::int64_t> resumed_from_step;  // none: started fresh
+  double write_ms_mean = 0.0;                     // write + fsync + rename + dir fsync + prune
+  double write_ms_max = 0.0;
+  double hold_ms = 0.0;  // time completed steps waited for a write to become durable
+};
+
 struct param_report {
   std::uint64_t count = 0;
   double l2 = 0.0;
@@ -70,6 +81,7 @@ struct job_report {
   std::vector<worker_report> workers;
   fault_report faults;
   sync_report sync;
+  checkpoint_stats checkpoints;
   std::int64_t rebalances = 0;
   double imbalance_index = 0.0;       // mean over steps of the CV of per-worker compute seconds
   std::optional<double> noise_scale;  // smoothed gradient noise scale at the end (none: unknown)

@@ -35,6 +35,12 @@ void check_job(const config::job_config& job) {
     throw input_error("job '" + job.name + "': sync.ps_shards must be at least 1");
   if (job.batch <= 0) throw input_error("job '" + job.name + "': batch must be positive");
   if (job.name.empty()) throw input_error("a job has no name");
+  // allreduce and local keep parameters and optimizer replicas on the workers, which take no
+  // part in checkpoints yet.
+  if (job.sync.mode != "ps" && !job.checkpoint.dir.empty() &&
+      (job.checkpoint.every_steps > 0 || job.checkpoint.every_seconds > 0))
+    throw input_error("job '" + job.name + "': checkpoint is not available with sync.mode: " +
+                      job.sync.mode + " yet (use sync.mode: ps, or remove the checkpoint keys)");
 }
 
 }  // namespace
@@ -52,7 +58,12 @@ struct runtime::impl {
 
 runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make_unique<impl>()) {
   if (cfg.cluster.groups.empty()) throw input_error(cfg.source + ": cluster.groups is empty");
-  for (const auto& j : cfg.jobs) check_job(j);
+  for (const auto& j : cfg.jobs) {
+    check_job(j);
+    if (!opts.resume_dir.empty() && j.sync.mode != "ps")
+      throw input_error("--resume: job '" + j.name + "' uses sync.mode: " + j.sync.mode +
+                        ", which cannot resume from a checkpoint yet (ps only)");
+  }
   impl_->cfg = std::move(cfg);
   impl_->opts = std::move(opts);
 }
@@ -94,6 +105,7 @@ void runtime::start() {
   tmo.metrics_hub = impl_->hub;
   tmo.run_t0 = steady::now();
   tmo.step_deadline_seconds = impl_->opts.step_deadline_seconds;
+  tmo.resume_dir = impl_->opts.resume_dir;
   impl_->tm = impl_->sys->spawn(actors::task_manager, std::move(tmo));
   for (const auto& j : impl_->cfg.jobs) {
     auto req = std::make_shared<actors::job_request>();

@@ -35,6 +35,9 @@ struct runtime_options {
   // whose idle workers poll). Sharing is the default here: polling threads take CPU from the
   // device workers on small machines (shared/notes/caf-0.17.md P19).
   std::string scheduler_policy = "sharing";
+  // `troupe run --resume DIR`: each job continues from the newest valid checkpoint in
+  // DIR/JOBNAME/ (starting fresh, logged, when there is none). Empty: every job starts fresh.
+  std::string resume_dir;
 };
 
 class runtime {

@@ -184,6 +184,7 @@ void schedule(self_ptr self) {
     launch.metrics_hub = st.opts.metrics_hub;
     launch.run_t0 = st.opts.run_t0;
     launch.step_deadline_seconds = st.opts.step_deadline_seconds;
+    launch.resume_dir = st.opts.resume_dir;
     running_entry run;
     run.name = q.cfg.name;
     std::vector<std::string> names;

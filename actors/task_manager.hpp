@@ -42,7 +42,8 @@ struct task_manager_options {
   caf::actor metrics_hub;
   steady::time_point run_t0 = steady::now();
   double step_deadline_seconds = 600.0;
-  job_spawner spawner;  // empty: the real job actor
+  std::string resume_dir;  // --resume: each job continues from its newest valid checkpoint
+  job_spawner spawner;     // empty: the real job actor
 };
 
 struct managed_group {

@@ -1,4 +1,5 @@
-// `troupe run CONFIG [--set PATH=VALUE ...] [--report FILE.json] [--log-dir DIR] [--quiet]`:
+// `troupe run CONFIG [--set PATH=VALUE ...] [--report FILE.json] [--log-dir DIR] [--resume DIR]
+// [--quiet]`:
 // runs the config's jobs on an in-process heterogeneous cluster (the embedded runtime of
 // actors/runtime.hpp). On a terminal each job gets a live progress line redrawn in place; when
 // stdout is not a terminal, plain log lines instead. Exit 0 when every job completed, 2 on bad
@@ -103,17 +104,21 @@ std::string default_log_dir(const std::string& report) {
 }
 
 int run(const std::vector<std::string>& argv) {
-  args a(argv, {"report", "log-dir"}, {"quiet"}, {"set"});
+  args a(argv, {"report", "log-dir", "resume"}, {"quiet"}, {"set"});
   if (a.positionals().size() != 1)
     throw input_error(
         "expected one CONFIG file (usage: troupe run CONFIG [--set PATH=VALUE ...] "
-        "[--report FILE.json] [--log-dir DIR] [--quiet])");
+        "[--report FILE.json] [--log-dir DIR] [--resume DIR] [--quiet])");
   // Bad input fails here, before any actor starts: exit 2 through main's input_error handler.
   auto cfg = config::load_config(a.positionals()[0], a.all("set"));
   for (const auto& note : cfg.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   const std::string report_path = a.get_or("report", "");
   runtime_options opts;
   opts.log_dir = a.get_or("log-dir", default_log_dir(report_path));
+  opts.resume_dir = a.get_or("resume", "");
+  if (a.has("resume") && !std::filesystem::is_directory(opts.resume_dir))
+    throw input_error("--resume " + opts.resume_dir + ": not a directory (expected the " +
+                      "checkpoint.dir of a previous run, holding one subdirectory per job)");
   runtime rt(std::move(cfg), opts);
 
   const bool quiet = a.has("quiet");
@@ -125,9 +130,12 @@ int run(const std::vector<std::string>& argv) {
 
   for (const auto& j : report.jobs) {
     std::printf(
-        "%s: %s  steps %lld  test_accuracy %.4f  test_loss %.4f  %.0f samples/s  %.1f s%s%s\n",
+        "%s: %s  steps %lld  test_accuracy %.4f  test_loss %.4f  %.0f samples/s  %.1f s%s%s%s\n",
         j.name.c_str(), j.status.c_str(), static_cast<long long>(j.steps), j.test_accuracy,
         j.test_loss, j.samples_per_second, j.wall_seconds,
+        j.checkpoints.resumed_from_step
+            ? ("  resumed from step " + std::to_string(*j.checkpoints.resumed_from_step)).c_str()
+            : "",
         j.error.empty() ? "" : "  error: ", j.error.c_str());
   }
   if (!report_path.empty()) {
@@ -144,12 +152,14 @@ int run(const std::vector<std::string>& argv) {
 const command_registrar reg{
     {"run", "run the jobs of a config on an in-process heterogeneous cluster",
      "usage: troupe run CONFIG [--set PATH=VALUE ...] [--report FILE.json] [--log-dir DIR] "
-     "[--quiet]\n\n"
+     "[--resume DIR] [--quiet]\n\n"
      "  --set PATH=VALUE  override a config key by dotted path (jobs.0.epochs=1,\n"
      "                    cluster.groups.1.slowdown=4); repeatable\n"
      "  --report FILE     write the run report as JSON (docs/REPORT.md)\n"
      "  --log-dir DIR     one log file per job, DIR/JOB.log (default: logs/ next to the\n"
      "                    report, else ./troupe-logs)\n"
+     "  --resume DIR      continue each job from its newest valid checkpoint in DIR/JOB/\n"
+     "                    (a torn or corrupt one is skipped; none: the job starts fresh)\n"
      "  --quiet           no progress line or log lines; only the summary\n\n"
      "exit: 0 every job completed, 2 bad input (nothing trained), 1 a job failed",
      run}};

@@ -10,6 +10,7 @@
 //   load      : step_metrics, split_update, split_decision
 //   lifecycle : register_group, spawn_worker, worker_ready, heartbeat, worker_down,
 //               restart_worker, migrate_worker, drain, release, job_finished
+//   checkpoint: ckpt_capture, ckpt_part, ckpt_write, ckpt_written (issue 5)
 //
 // Every message that belongs to a job carries (job, epoch). `epoch` is the MEMBERSHIP epoch
 // (bumped when the member list changes, issue 5), not a pass over the data (`data_epoch`). A
@@ -292,6 +293,46 @@ struct log_line {
   std::string text;
 };
 
+// -- checkpoint family (issue 5; actors/job_checkpoint.hpp) ---------------------------------
+// These are about a step, not a membership: receivers match them by job and step, so a
+// membership epoch bump while a checkpoint is in flight cannot leave it half collected.
+
+// job -> parameter_server shard: copy your slice and optimizer state now (at version `step`).
+// Sent before the next reduce_cmd, so the mailbox order makes the copy exactly that version.
+struct ckpt_capture {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+};
+
+// shard -> job: the copy, as local_ref<actors::ckpt_shard_part>; `version` is the shard's.
+struct ckpt_part {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+  std::int32_t shard = 0;
+  std::int64_t version = 0;
+};
+
+// job -> checkpoint_writer: write the snapshot of `step` (local_ref<actors::job_snapshot>).
+struct ckpt_write {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+};
+
+// checkpoint_writer -> job: the checkpoint of `step` is durable (or `error` says why not).
+struct ckpt_written {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+  std::string path;
+  std::int64_t bytes = 0;
+  double encode_seconds = 0.0;  // sections built from the snapshot
+  double write_seconds = 0.0;   // write + fsync + rename + directory fsync + prune
+  std::string error;
+};
+
 // -- local-only payload handles -------------------------------------------------------------
 
 // A shared, in-process handle. Never serialised: sending one to a remote actor is a bug.
@@ -346,6 +387,11 @@ TROUPE_INSPECT(drain, x.job, x.epoch)
 TROUPE_INSPECT(release, x.job, x.epoch)
 TROUPE_INSPECT(job_finished, x.job, x.epoch, x.name, x.status, x.error, x.bad_input)
 TROUPE_INSPECT(log_line, x.job, x.epoch, x.name, x.text)
+TROUPE_INSPECT(ckpt_capture, x.job, x.epoch, x.step)
+TROUPE_INSPECT(ckpt_part, x.job, x.epoch, x.step, x.shard, x.version)
+TROUPE_INSPECT(ckpt_write, x.job, x.epoch, x.step)
+TROUPE_INSPECT(ckpt_written, x.job, x.epoch, x.step, x.path, x.bytes, x.encode_seconds,
+               x.write_seconds, x.error)
 
 #undef TROUPE_INSPECT
 
@@ -360,6 +406,8 @@ struct job_request;
 struct data_bundle;
 struct run_report_data;
 struct allreduce_session;  // sync: allreduce (actors/allreduce_step.hpp)
+struct ckpt_shard_part;    // checkpoints (actors/checkpoint_state.hpp)
+struct job_snapshot;
 }  // namespace troupe::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::index_list>)
@@ -371,6 +419,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::job_request
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::data_bundle>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::run_report_data>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::allreduce_session>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::ckpt_shard_part>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::job_snapshot>)
 
 // The one id block. Local-only handles are deliberately absent: they cannot be serialised.
 CAF_BEGIN_TYPE_ID_BLOCK(troupe, caf::first_custom_type_id)
@@ -400,6 +450,10 @@ CAF_ADD_TYPE_ID(troupe, (troupe::msg::release))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::job_finished))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::log_line))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::local_cmd))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::ckpt_capture))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::ckpt_part))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::ckpt_write))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::ckpt_written))
 CAF_ADD_TYPE_ID(troupe, (std::vector<float>))
 CAF_ADD_TYPE_ID(troupe, (std::vector<double>))
 CAF_ADD_ATOM(troupe, troupe::msg, start_atom, "start")
