@@ -637,9 +637,10 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
           st.pending_applied = static_cast<int>(st.shards.size());
           for (auto& s : st.shards) self->send(s, cmd, ref);
         }
-        // While the shards reduce: |G_B|^2 of the same sums (read-only), the noise scale and the
-        // imbalance index of the step.
-        st.stats.end_step(st.grads, cmd.total_samples);
+        // allreduce, local: |G_B|^2 of the same sums (read-only) while the members reduce; ps:
+        // the shards send their parts with `applied` (the last one closes the step's statistics).
+        st.step_grad_sq = 0.0;
+        if (st.shards.empty()) st.stats.end_step(st.grads, cmd.total_samples);
         if (st.rebalancer) {
           // The step's timings are complete now: deciding while the shards reduce gets the
           // decision to the distributor before the plan of step + 2 is requested.
@@ -655,7 +656,9 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         if (!st.gate.admit(m)) return;
         if (st.phase != job_phase::running || m.step != st.step || st.pending_applied <= 0) return;
         ++st.progress;
+        st.step_grad_sq += m.grad_sq;
         if (--st.pending_applied > 0) return;
+        if (!st.shards.empty()) st.stats.end_step(st.step_grad_sq);
         // A checkpoint still being written holds this step back (job_checkpoint.hpp).
         if (checkpoint_hold(self, [self] { complete_step(self); })) return;
         complete_step(self);

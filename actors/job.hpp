@@ -110,6 +110,7 @@ struct job_state {
   msg::step_plan plan;
   int pending_done = 0;
   int pending_applied = 0;
+  double step_grad_sq = 0.0;  // ps: the shards' parts of |G_B|^2 of this step
   std::vector<std::shared_ptr<const msg::grad_buffer>> grads;  // by rank, this step
   std::vector<double> step_compute;                            // by rank, this step
   models::step_stats step_stats;

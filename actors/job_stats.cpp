@@ -61,6 +61,10 @@ void job_stats::on_worker(std::size_t rank, std::int64_t samples, double mean_sq
 
 void job_stats::end_step(const std::vector<std::shared_ptr<const std::vector<float>>>& sums,
                          std::int64_t total_samples) {
+  end_step(reduced_sq_norm(sums, static_cast<double>(total_samples)));
+}
+
+void job_stats::end_step(double g) {
   std::vector<double> times;
   for (std::size_t r = 0; r < batches_.size(); ++r)
     if (batches_[r] > 0 && std::isfinite(compute_[r]) && compute_[r] >= 0.0)
@@ -69,7 +73,6 @@ void job_stats::end_step(const std::vector<std::shared_ptr<const std::vector<flo
   imbalance_sum_ += step_imbalance_;
   ++steps_;
 
-  const double g = reduced_sq_norm(sums, static_cast<double>(total_samples));
   global_sq_ = g;
   if (!std::isfinite(g)) return;
   for (double x : sq_norms_)

@@ -6,8 +6,9 @@
 //   the job's steps;
 // - gradient noise scale B_noise = tr(Sigma) / |G|^2 (policies/noise_scale.hpp): every worker
 //   reports |G_{b_i}|^2 of its MEAN gradient with its slice b_i; the global |G_B|^2 of the reduced
-//   (mean over the whole batch) gradient is computed here from the workers' gradient SUMS, one
-//   pass over the buffers. Regressing the squared norms on 1/b stays unbiased under a weighted
+//   (mean over the whole batch) gradient comes from the parameter-server shards (each squares its
+//   slice of the mean it forms anyway), or in allreduce mode is computed here from the workers'
+//   gradient SUMS, one pass over the buffers. Regressing the squared norms on 1/b stays unbiased under a weighted
 //   split, where the equal-batch estimator would not.
 // Plain C++ (no CAF): the job calls it from its step handlers.
 #include <cstdint>
@@ -33,6 +34,8 @@ class job_stats {
   // Every worker reported; `sums` are the gradient sums by rank (null: no slice).
   void end_step(const std::vector<std::shared_ptr<const std::vector<float>>>& sums,
                 std::int64_t total_samples);
+  // The same with |G_B|^2 of the step's mean gradient already known (ps mode: the shards' parts).
+  void end_step(double global_sq_norm);
 
   double step_imbalance() const { return step_imbalance_; }
   double mean_imbalance() const;

@@ -5,6 +5,22 @@
 #include "actors/checkpoint_state.hpp"
 
 namespace troupe::actors {
+namespace {
+
+// Eight independent partial sums keep the loop pipelined; float partials over n/8 terms are
+// precise enough for a statistic (the noise scale), which is all this feeds.
+double squared_norm(const float* v, std::size_t n) {
+  float acc[8] = {};
+  const std::size_t body = n - n % 8;
+  for (std::size_t i = 0; i < body; i += 8)
+    for (std::size_t k = 0; k < 8; ++k) acc[k] += v[i + k] * v[i + k];
+  double sum = 0.0;
+  for (float a : acc) sum += a;
+  for (std::size_t i = body; i < n; ++i) sum += static_cast<double>(v[i]) * v[i];
+  return sum;
+}
+
+}  // namespace
 
 std::vector<std::pair<std::size_t, std::size_t>> shard_slices(std::size_t n, int shards) {
   const std::size_t k = std::max<std::size_t>(1, std::min<std::size_t>(n, std::max(1, shards)));
@@ -53,10 +69,11 @@ caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
           const float* gl = (*grads)[ranks - 1]->data() + lo;
           for (std::size_t i = 0; i < n; ++i) mean[i] = (mean[i] + gl[i]) / total;
         }
+        const double grad_sq = squared_norm(mean, n);
         st.spec.optimizer->step(st.spec.params->values.data() + lo, mean);
         ++st.version;
         self->send(st.spec.job_actor,
-                   msg::applied{cmd.job, cmd.epoch, cmd.step, st.spec.shard, st.version});
+                   msg::applied{cmd.job, cmd.epoch, cmd.step, st.spec.shard, st.version, grad_sq});
       },
       // Edge 4.
       [=](msg::start_atom, msg::epoch_id epoch) { self->state.gate.advance_to(epoch); },

@@ -119,6 +119,10 @@ struct applied {
   std::int64_t step = 0;
   std::int32_t shard = 0;
   std::int64_t version = 0;
+  // ps mode: |slice of the step's mean gradient|^2, computed by the shard from the sum it forms
+  // anyway; the job adds the shards' parts for the noise scale instead of re-reading every
+  // worker's buffer on its own thread while the shards reduce. 0 from allreduce members.
+  double grad_sq = 0.0;
 };
 
 // job -> device_worker: evaluate test rows [offset, offset + count).
@@ -364,7 +368,7 @@ TROUPE_INSPECT(step_done, x.job, x.epoch, x.step, x.rank, x.samples, x.loss_sum,
                x.grad_sq_norm, x.compute_seconds, x.gate_wait_seconds, x.gather_seconds)
 TROUPE_INSPECT(reduce_cmd, x.job, x.epoch, x.step, x.ranks, x.total_samples)
 TROUPE_INSPECT(local_cmd, x.job, x.epoch, x.step, x.ranks, x.average)
-TROUPE_INSPECT(applied, x.job, x.epoch, x.step, x.shard, x.version)
+TROUPE_INSPECT(applied, x.job, x.epoch, x.step, x.shard, x.version, x.grad_sq)
 TROUPE_INSPECT(eval_cmd, x.job, x.epoch, x.version, x.rank, x.offset, x.count)
 TROUPE_INSPECT(eval_done, x.job, x.epoch, x.rank, x.samples, x.loss_sum, x.correct)
 TROUPE_INSPECT(probe_cmd, x.job, x.epoch, x.rank, x.batch, x.steps)
@@ -427,6 +431,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(troupe, caf::first_custom_type_id)
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::plan_request))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::step_plan))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::compute_cmd))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::go_step))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::step_done))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::reduce_cmd))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::applied))
