@@ -154,8 +154,8 @@ TEST_CASE("Fashion-MNIST loads completely and quickly") {
   const auto t0 = std::chrono::steady_clock::now();
   const train_test tt = load_fashion_mnist(dir);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Reported, not asserted: speed is checked by benchmarks, and CI machines are shared.
   MESSAGE("load_fashion_mnist took " << secs << " s");
-  CHECK(secs < 5.0);  // generous for a shared machine; about 0.3 s when idle
   CHECK(tt.train.n == 60000);
   CHECK(tt.test.n == 10000);
   for (const dataset* d : {&tt.train, &tt.test}) {

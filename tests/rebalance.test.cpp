@@ -3,8 +3,10 @@
 // the report must carry the rebalances, the imbalance index and the gradient noise scale.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "actors/runtime.hpp"
 #include "core/config_load.hpp"
@@ -84,9 +86,16 @@ TEST_CASE("an adaptive split over unequal speeds rebalances, and the report says
   CHECK(j.at("rebalances").get<std::int64_t>() == r.job.rebalances);
   CHECK(j.at("imbalance_index").get<double>() == doctest::Approx(r.job.imbalance_index));
   CHECK(j.at("noise_scale").get<double>() > 0.0);
-  // Adaptive workers wait less than even ones: the slowest device's share shrank, so the fast
-  // one is busy a larger fraction of the step time than under the even split.
+  // Adaptive workers wait less than even ones: once rebalanced, the typical step's compute times
+  // spread less than under the even split (CV about 0.5 at 4:2:1). The median of the last five
+  // steps, not one busy_fraction against another: a loaded machine moves single figures by more
+  // than the effect, but not the split's several-fold difference.
   const auto even = run_one("even");
   CHECK(even.job.rebalances == 0);
-  CHECK(r.job.workers[2].busy_fraction > even.job.workers[2].busy_fraction);
+  std::vector<double> late;
+  for (std::size_t i = r.steps.size() - 5; i < r.steps.size(); ++i)
+    late.push_back(r.steps[i].imbalance_index);
+  std::nth_element(late.begin(), late.begin() + 2, late.end());
+  INFO("even run's mean imbalance " << even.job.imbalance_index);
+  CHECK(late[2] < even.job.imbalance_index);
 }
