@@ -13,11 +13,15 @@
 
 namespace {
 
+// Speeds 1:2:4 as slowdowns 12:6:3: a sim device idles up to slowdown x its thread's CPU time,
+// so at these factors the three need about 0.6 of a core and the emulated speeds hold while
+// other tests share the machine (at 4:2:1 the fastest needs a whole core, and a busy machine
+// made it look slower than the others).
 std::string adaptive_config(const std::string& split) {
   return "cluster:\n  groups:\n"
-         "    - {name: s4, device: sim, base: cpu, slowdown: 4, count: 1, threads: 1, weight: 1}\n"
-         "    - {name: s2, device: sim, base: cpu, slowdown: 2, count: 1, threads: 1, weight: 1}\n"
-         "    - {name: s1, device: sim, base: cpu, slowdown: 1, count: 1, threads: 1, weight: 1}\n"
+         "    - {name: s4, device: sim, base: cpu, slowdown: 12, count: 1, threads: 1, weight: 1}\n"
+         "    - {name: s2, device: sim, base: cpu, slowdown: 6, count: 1, threads: 1, weight: 1}\n"
+         "    - {name: s1, device: sim, base: cpu, slowdown: 3, count: 1, threads: 1, weight: 1}\n"
          "jobs:\n"
          "  - name: adaptive\n"
          "    model: {kind: mlp, hidden: [256, 128]}\n"
