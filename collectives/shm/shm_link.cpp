@@ -242,7 +242,17 @@ communicator shm_connect(const shm_connect_options& options) {
                             " never published its segment (rank " + std::to_string(options.rank) +
                             " waited until the deadline)");
     }
-    shm::segment outgoing = shm::segment::open(name);
+    shm::segment outgoing = [&] {
+      try {
+        return shm::segment::open(name);
+      } catch (const runtime_failure& e) {
+        // The creator unlinks its segments when it exits: a gone name means a gone peer.
+        throw collective_error(failure_kind::peer_closed, peer_info{peer, "shm:" + name},
+                               std::string{"shm_connect: rank "} + std::to_string(peer) +
+                                   " went away before rank " + std::to_string(options.rank) +
+                                   " mapped its segment (" + e.what() + ")");
+      }
+    }();
     outgoing.unlink_name();  // both sides have it mapped now (the creator mapped it first)
     links[static_cast<std::size_t>(peer)] =
         std::make_shared<shm_link>(std::move(incoming[i]), std::move(outgoing),
