@@ -21,6 +21,8 @@ struct reduce_spec {
   // Non-temporal stores for the result: for results far larger than the cache, where a normal
   // store would first read the line it overwrites.
   bool stream = false;
+  // The baseline SSE2 code even where the CPU has AVX2 (tests check both give the same bits).
+  bool portable = false;
 };
 
 // out[0, n) = reduction of ins[k][lo, lo + n) for k in [0, m); m == 0 writes zeros. `out` is
