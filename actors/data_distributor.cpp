@@ -23,6 +23,8 @@ caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id jo
           return runtime_failure(std::string("job '") + st.cfg.name + "': " + e.what());
         }
         st.sampler.emplace(st.data.train->n, st.cfg.batch, st.cfg.seed);
+        if (st.cfg.data.priority)
+          st.priority.emplace(st.data.train->n, st.cfg.batch, *st.cfg.data.priority, st.cfg.seed);
         return msg::local_ref<data_bundle>{std::make_shared<const data_bundle>(st.data)};
       },
       // Edge 2.
@@ -39,12 +41,20 @@ caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id jo
         plan.epoch = req.epoch;
         plan.step = req.step;
         plan.data_epoch = st.sampler->pass_of(req.step);
-        auto indices = std::make_shared<const msg::index_list>(st.sampler->batch(req.step));
+        auto indices = std::make_shared<const msg::index_list>(
+            st.priority ? st.priority->draw(req.step)
+                        : msg::index_list(st.sampler->batch(req.step)));
         // The last step of a pass is shorter than the batch: split what it has.
         plan.counts =
             data::split_weighted(static_cast<std::int64_t>(indices->size()), st.weights, true);
         self->send(caf::actor_cast<caf::actor>(self->current_sender()), std::move(plan),
                    msg::local_ref<msg::index_list>{std::move(indices)});
+      },
+      // Edge 5.
+      [=](const msg::sample_losses& m, const msg::local_ref<msg::sample_loss_list>& l) {
+        auto& st = self->state;
+        if (!st.gate.admit(m) || !st.priority || !l) return;
+        st.priority->observe(m.step, l->indices, l->losses);
       },
   };
 }

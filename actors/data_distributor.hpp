@@ -13,6 +13,10 @@
 //   2. split_update(e, weights): the split of every later plan (even when all weights are 1).
 //   3. plan_request(e, step): send step_plan + local_ref<index_list> to the requester.
 //   4. loading fails: reply the error (input_failure for bad input); a later (data_atom) retries.
+//   5. sample_losses(e, step) + local_ref<sample_loss_list> from a worker (`data.priority`): the
+//      samples' scores follow their losses (actors/job_priority.hpp).
+// With `data.priority`, edge 3 draws the step's indices by priority (with replacement, weights
+// in the index list) instead of taking the pass's permutation slice.
 // Messages of another epoch are dropped (counted) as everywhere.
 #include <memory>
 #include <optional>
@@ -20,6 +24,7 @@
 #include "actors/caf_compat.hpp"
 #include "actors/epoch_gate.hpp"
 #include "actors/job_data.hpp"
+#include "actors/job_priority.hpp"
 
 namespace troupe::actors {
 
@@ -29,7 +34,8 @@ struct distributor_state {
   config::job_config cfg;
   data_bundle data;
   std::optional<step_sampler> sampler;
-  std::vector<double> weights;  // by rank; empty until the job sends a split
+  std::optional<priority_plan> priority;  // data.priority
+  std::vector<double> weights;            // by rank; empty until the job sends a split
 };
 
 caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id job,

@@ -45,6 +45,17 @@ models::batch gather(worker_state& st, const data::dataset& d, const std::int64_
   return b;
 }
 
+// data.priority: the slice's importance weights and indices (cleared when the plan has none).
+void gather_priority(worker_state& st, const msg::index_list& idx, std::int64_t offset,
+                     std::int64_t count) {
+  st.weights.clear();
+  st.slice_indices.clear();
+  if (idx.weights.size() != idx.size()) return;
+  const auto first = static_cast<std::size_t>(offset), n = static_cast<std::size_t>(count);
+  st.weights.assign(idx.weights.begin() + first, idx.weights.begin() + first + n);
+  st.slice_indices.assign(idx.begin() + first, idx.begin() + first + n);
+}
+
 // A contiguous range of rows needs no index list: the batch points into the dataset itself.
 models::batch view(const data::dataset& d, std::size_t offset, std::size_t count) {
   models::batch b;
@@ -95,6 +106,12 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   b.size = static_cast<std::size_t>(cmd.count);
   if (!st.labels.empty()) b.labels = st.labels.data();
   if (!st.targets.empty()) b.targets = st.targets.data();
+  const bool prioritised = !st.weights.empty();
+  if (prioritised) {
+    b.weights = st.weights.data();
+    st.sample_loss.assign(b.size, 0.0f);
+    b.sample_loss = st.sample_loss.data();
+  }
   apply_slow_faults(st, cmd.step);
   devices::step_timing timing;
   auto stats =
@@ -119,6 +136,13 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
     self->delayed_send(job, as_timespan(delay), done, grad);
   else
     self->send(job, done, grad);
+  if (prioritised && st.setup->distributor) {
+    auto l = std::make_shared<msg::sample_loss_list>();
+    l->indices = st.slice_indices;
+    l->losses = st.sample_loss;
+    self->send(st.setup->distributor, msg::sample_losses{cmd.job, cmd.epoch, cmd.step, st.rank},
+               msg::local_ref<msg::sample_loss_list>{std::move(l)});
+  }
 }
 
 // sync: allreduce / local: a `delay` fault holds this worker's contribution to the step's
@@ -162,6 +186,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
   // Edge 1 / 3.
   try {
     st.device = devices::make_device(setup->device);
+    st.device->set_share(setup->job_name, setup->share);
     st.model = setup->prototype->clone();
     st.grad = std::make_shared<std::vector<float>>(st.model->param_count(), 0.0f);
   } catch (const std::exception& e) {
@@ -177,6 +202,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         stopwatch sw;
         gather(st, *st.setup->data.train, indices->data() + cmd.offset,
                static_cast<std::size_t>(cmd.count));
+        gather_priority(st, *indices, cmd.offset, cmd.count);
         const double gather_s = sw.seconds();
         const auto version = st.setup->params->version.load();
         if (version == cmd.version) {
@@ -231,6 +257,10 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         if (!reduce_guarded(self, [&] { local_step_apply(*st.local, *session, rs, cmd.average); }))
           return;
         self->send(job, msg::applied{cmd.job, cmd.epoch, cmd.step, st.rank, cmd.step + 1});
+      },
+      [=](const msg::share_update& u) {
+        auto& st = self->state;
+        if (st.gate.admit(u)) st.device->set_share(st.setup->job_name, u.share);
       },
       [=](const msg::eval_cmd& cmd) {
         auto& st = self->state;

@@ -47,6 +47,11 @@ struct worker_state {
   std::vector<float> x;                      // gathered rows of the slice
   std::vector<std::int32_t> labels;
   std::vector<float> targets;
+  // data.priority: the slice's importance weights and indices, and the per-sample losses that go
+  // back to the distributor.
+  std::vector<float> weights;
+  std::vector<std::int64_t> slice_indices;
+  std::vector<float> sample_loss;
   std::optional<msg::compute_cmd> parked;  // gathered, waiting for its parameter version
   double parked_gather_seconds = 0.0;
   // sync: allreduce: this worker's optimizer replica, and which step its gradient holds.

@@ -449,6 +449,9 @@ void on_data(self_ptr self, const data_bundle& bundle) {
       setup->device.threads = slot.group.threads;
       setup->device.slowdown = slot.group.slowdown;
       setup->device.ordinal = dev;
+      if (slot.group.shared) setup->device.share_group = w.name;  // one gate per shared device
+      setup->share = cfg.share;
+      setup->distributor = st.distributor;
       setup->prototype = st.prototype;
       setup->data = st.data;
       setup->params =
@@ -662,6 +665,13 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         // A checkpoint still being written holds this step back (job_checkpoint.hpp).
         if (checkpoint_hold(self, [self] { complete_step(self); })) return;
         complete_step(self);
+      },
+      // A share decision from the task manager (cluster-wide, so any epoch): to every worker.
+      [=](const msg::share_update& u) {
+        auto fwd = u;
+        fwd.epoch = self->state.gate.epoch();
+        for (const auto& w : self->state.workers)
+          if (w.actor) self->send(w.actor, fwd);
       },
       // A rebalancer decision (split: adaptive): log, count, and hand it to the distributor,
       // whose next plan uses it.

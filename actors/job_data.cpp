@@ -54,9 +54,17 @@ data_bundle load_job_data(const config::data_config& cfg, std::uint64_t seed) {
       tt = hold_out(data::make_linear_regression(n, 16, 0.1, r).data, seed);
     } else if (cfg.synthetic_kind == "blobs") {
       tt = hold_out(data::make_gaussian_blobs(n, 10, 32, 4.0, r).data, seed);
+    } else if (cfg.synthetic_kind == "hard-easy") {
+      // 10% of the samples sit within 0.25 of a class boundary (data priority's test bed).
+      data::hard_easy_options o;
+      o.n = n;
+      o.classes = 4;
+      o.d = 8;
+      o.hard_fraction = 0.1;
+      tt = hold_out(data::make_hard_easy_blobs(o, r).data, seed);
     } else {
       throw input_error("data.synthetic_kind: unknown kind '" + cfg.synthetic_kind +
-                        "' (blobs | linear)");
+                        "' (blobs | linear | hard-easy)");
     }
   } else {
     throw input_error("data.dataset: unknown dataset '" + cfg.dataset + "'");

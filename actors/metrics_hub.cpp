@@ -71,7 +71,10 @@ caf::behavior metrics_hub(stateful<hub_state>* self,
               split, m.imbalance_index, m.noise_scale);
         }
         for (const auto& f : st.subscribers->on_step) f(live);
+        for (const auto& a : st.policy_actors) self->send(a, m);
       },
+      // A policy actor (share_allocator) asks for every step_metrics from now on.
+      [=](msg::subscribe_atom, const caf::actor& a) { self->state.policy_actors.push_back(a); },
       [=](const msg::log_line& l) {
         auto& st = self->state;
         if (auto* lg = log_of(st, l.name)) lg->info("{}", l.text);

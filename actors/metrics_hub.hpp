@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "actors/caf_compat.hpp"
 #include "actors/live_metrics.hpp"
@@ -22,6 +23,7 @@ struct hub_state {
   std::shared_ptr<const metrics_subscribers> subscribers;
   std::string log_dir;  // empty: no log files
   std::map<std::string, std::shared_ptr<spdlog::logger>> logs;
+  std::vector<caf::actor> policy_actors;  // (subscribe_atom, actor): step_metrics forwarded
 };
 
 caf::behavior metrics_hub(stateful<hub_state>* self,

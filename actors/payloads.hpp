@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor.hpp>
+
 #include "actors/report.hpp"
 #include "core/config.hpp"
 #include "data/dataset.hpp"
@@ -49,6 +51,10 @@ struct worker_setup {
   // which says what the delay holds back.
   std::vector<config::fault_config> delay;
   std::string sync_mode = "ps";
+  // Weight of this job on a shared device (share_gate); share_update changes it while running.
+  double share = 1.0;
+  // data.priority: where the per-sample losses of each computed slice go.
+  caf::actor distributor;
 };
 
 // A job handed to the task manager.

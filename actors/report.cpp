@@ -68,6 +68,10 @@ nlohmann::json to_json(const job_report& j) {
       {"noise_scale", j.noise_scale ? nlohmann::json(*j.noise_scale) : nlohmann::json(nullptr)},
   };
   if (!j.error.empty()) out["error"] = j.error;
+  if (j.share) {
+    out["share"] = *j.share;
+    out["share_changes"] = j.share_changes;
+  }
   return out;
 }
 

@@ -86,7 +86,12 @@ struct job_report {
   double imbalance_index = 0.0;       // mean over steps of the CV of per-worker compute seconds
   std::optional<double> noise_scale;  // smoothed gradient noise scale at the end (none: unknown)
   std::int64_t stale_dropped = 0;     // messages of an old epoch that the job's actors dropped
-  double step_seconds = 0.0;          // wall time of the job's steps (busy_fraction's denominator)
+  // On `shared` devices: the job's share at its end (fixed: its `share` key as a fraction of the
+  // keys sharing with it when the last of them joined; adaptive: the allocator's last share) and
+  // how many share decisions reached it. No share: the job held no shared device.
+  std::optional<double> share;
+  std::int64_t share_changes = 0;
+  double step_seconds = 0.0;  // wall time of the job's steps (busy_fraction's denominator)
   // The final parameters, for embedding apps and tests (not in the JSON).
   std::shared_ptr<const std::vector<float>> final_params;
 };

@@ -8,6 +8,7 @@
 #include <caf/system_messages.hpp>
 
 #include "actors/group_supervisor.hpp"
+#include "actors/share_allocator.hpp"
 #include "core/error.hpp"
 #include "policies/scheduling.hpp"
 
@@ -84,6 +85,35 @@ bool cancel_orphans(self_ptr self) {
   return any;
 }
 
+// Priority as a share multiplier: 1 + p above zero, 1 / (1 - p) below (monotone, and p = 0 is 1).
+double priority_weight(int p) {
+  return p >= 0 ? 1.0 + p : 1.0 / (1.0 - p);
+}
+
+// A job starts on a shared device. Fixed: the gates take the `share` keys as relative weights;
+// for the report, each running sharer's share is recomputed as its key over the keys of the jobs
+// sharing at that moment (so a job's report shows the share it had when the last one joined).
+// Adaptive: the allocator takes it from here.
+void join_shares(self_ptr self, msg::job_id id, const config::job_config& cfg) {
+  auto& st = self->state;
+  if (st.share_allocator) {
+    msg::share_member m;
+    m.job = id;
+    m.name = cfg.name;
+    m.weight = cfg.share * priority_weight(cfg.priority);
+    m.batch = cfg.batch;
+    self->send(st.share_allocator, m);
+    return;
+  }
+  st.share_keys[id] = cfg.share;
+  double total = cfg.share;
+  for (const auto& [rid, run] : st.running)
+    if (run.sharing) total += st.share_keys[rid];
+  st.shares[cfg.name] = cfg.share / total;
+  for (const auto& [rid, run] : st.running)
+    if (run.sharing) st.shares[run.name] = st.share_keys[rid] / total;
+}
+
 // The devices a job asks for: every device of the groups it names (all groups when it names
 // none). The config has no smaller device count yet; policies::admit takes any demand.
 int demand_of(const tm_state& st, const config::job_config& cfg) {
@@ -109,6 +139,7 @@ void schedule(self_ptr self) {
   for (const auto& g : st.groups) {
     int free = 0;
     for (bool b : g.busy) free += b ? 0 : 1;
+    if (g.cfg.shared) free = g.cfg.count;  // time-sliced, never held exclusively
     groups.push_back({g.cfg.name, free, g.cfg.count,
                       g.cfg.weight.value_or(g.cfg.device == "sim" ? 1.0 / g.cfg.slowdown : 1.0)});
   }
@@ -195,10 +226,11 @@ void schedule(self_ptr self) {
         group_slot slot{g.cfg, g.supervisor, {}};
         for (std::size_t d = 0;
              d < g.busy.size() && static_cast<int>(slot.devices.size()) < entry.devices; ++d)
-          if (!g.busy[d]) {
-            g.busy[d] = true;
+          if (g.cfg.shared || !g.busy[d]) {
+            g.busy[d] = !g.cfg.shared;
             slot.devices.push_back(static_cast<int>(d));
           }
+        run.sharing = run.sharing || g.cfg.shared;
         run.held.emplace_back(entry.group, slot.devices);
         launch.slots.push_back(std::move(slot));
         names.push_back(entry.group);
@@ -208,6 +240,7 @@ void schedule(self_ptr self) {
     event(self, q.cfg.name, "started", names);
     run.actor = st.opts.spawner ? st.opts.spawner(self, launch) : self->spawn(job_actor, launch);
     self->monitor(run.actor);
+    if (run.sharing) join_shares(self, q.id, q.cfg);
     st.running.emplace(q.id, std::move(run));
   }
   if (st.sealed && st.running.empty() && !st.queue.empty()) {
@@ -225,6 +258,13 @@ void release(self_ptr self, msg::job_id id) {
   auto& st = self->state;
   auto it = st.running.find(id);
   if (it == st.running.end()) return;
+  if (it->second.sharing && st.share_allocator) {
+    msg::share_member m;
+    m.job = id;
+    m.name = it->second.name;
+    m.active = false;
+    self->send(st.share_allocator, m);
+  }
   for (const auto& [gname, devs] : it->second.held)
     for (auto& g : st.groups)
       if (g.cfg.name == gname)
@@ -238,6 +278,15 @@ void release(self_ptr self, msg::job_id id) {
 caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) {
   auto& st = self->state;
   st.opts = std::move(opts);
+  const bool any_shared = std::any_of(st.opts.cluster.groups.begin(), st.opts.cluster.groups.end(),
+                                      [](const config::group_config& g) { return g.shared; });
+  if (any_shared && st.opts.cluster.shares == "adaptive") {
+    share_allocator_options so;
+    so.period_seconds = st.opts.cluster.share_period;
+    so.policy.floor = st.opts.cluster.share_floor;
+    st.share_allocator = self->spawn<caf::linked>(
+        share_allocator, caf::actor_cast<caf::actor>(self), st.opts.metrics_hub, so);
+  }
   for (const auto& g : st.opts.cluster.groups) {
     managed_group mg;
     mg.cfg = g;
@@ -287,10 +336,27 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
         auto& st = self->state;
         if (!st.running.count(f.job)) return;
         st.outcomes[f.name] = f.status;
-        st.reports.push_back(rep->report);
+        auto r = rep->report;
+        if (st.running.at(f.job).sharing) {
+          auto s = st.shares.find(f.name);
+          if (s != st.shares.end()) r.share = s->second;
+          r.share_changes = st.share_changes[f.name];
+        }
+        st.reports.push_back(std::move(r));
         event(self, f.name, f.status);
         release(self, f.job);
         schedule(self);
+      },
+      // From the share_allocator: forward each job's new share to it, keep it for the report.
+      [=](const msg::share_decision& d) {
+        auto& st = self->state;
+        for (std::size_t i = 0; i < d.names.size() && i < d.shares.size(); ++i)
+          for (const auto& [id, run] : st.running)
+            if (run.name == d.names[i] && run.sharing) {
+              st.shares[run.name] = d.shares[i];
+              ++st.share_changes[run.name];
+              self->send(run.actor, msg::share_update{id, 0, d.shares[i]});
+            }
       },
       [=](const msg::set_priority& p) {
         auto& st = self->state;

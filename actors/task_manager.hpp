@@ -62,6 +62,7 @@ struct running_entry {
   std::string name;
   caf::actor actor;
   std::vector<std::pair<std::string, std::vector<int>>> held;  // group -> device indices
+  bool sharing = false;  // holds a `shared` group: time-sliced with other jobs (share_allocator)
 };
 
 struct tm_state {
@@ -75,6 +76,11 @@ struct tm_state {
   std::vector<schedule_event> events;
   std::vector<caf::response_promise> waiters;
   bool sealed = false;  // the runtime waits: a job that can never start is cancelled
+  // cluster.shares: adaptive with a shared group (actors/share_allocator.hpp); else null.
+  caf::actor share_allocator;
+  std::map<std::string, double> shares;  // job name -> its current share on shared devices
+  std::map<std::string, std::int64_t> share_changes;
+  std::map<msg::job_id, double> share_keys;  // fixed: the `share` key of each sharing job
   msg::job_id next_id = 1;
   std::int64_t next_seq = 0;
 };

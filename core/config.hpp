@@ -18,11 +18,16 @@ struct group_config {
   std::optional<double> weight;  // relative compute per device; measured at start when absent
   std::string base = "cpu";      // sim: the backend it wraps
   double slowdown = 1.0;         // sim: compute stretch factor
+  // sim: jobs may run on these devices at the same time, each getting a time share of every
+  // device (cluster.shares, job `share`), instead of holding them exclusively.
+  bool shared = false;
 };
 
 struct cluster_config {
   std::vector<group_config> groups;
   std::string shares = "fixed";  // fixed | adaptive (virtual device shares across jobs)
+  double share_period = 1.0;     // adaptive: seconds between share_allocator decisions
+  double share_floor = 0.05;     // adaptive: minimum share of a job on a shared device
 };
 
 struct model_config {
@@ -47,7 +52,7 @@ struct data_config {
   std::string mode = "global";            // global | sharded
   double neighbour_exchange = 0.0;        // sharded: fraction q passed to the ring neighbour
   std::size_t synthetic_samples = 0;      // synthetic: size (0 = default)
-  std::string synthetic_kind = "blobs";   // synthetic: blobs | linear
+  std::string synthetic_kind = "blobs";   // synthetic: blobs | linear | hard-easy
   std::optional<priority_config> priority;
 };
 

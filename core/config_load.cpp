@@ -166,6 +166,8 @@ group_config read_group(const context& cx, const YAML::Node& n, const std::strin
   v.only_with("slowdown", sim, "device: sim");
   v.enumeration("base", g.base, {"cpu", "cuda"});
   v.number("slowdown", g.slowdown, at_least_one);
+  v.only_with("shared", sim, "device: sim");
+  v.boolean("shared", g.shared);
   return g;
 }
 
@@ -174,6 +176,8 @@ cluster_config read_cluster(const context& cx, const map_view& root) {
   root.require("cluster");
   const map_view v(cx, root.node("cluster"), "cluster");
   v.enumeration("shares", c.shares, {"fixed", "adaptive"});
+  v.number("share_period", c.share_period, positive);
+  v.number("share_floor", c.share_floor, unit_open);
   v.require("groups");
   const auto groups = v.node("groups");
   cx.check_seq(groups, "cluster.groups");
@@ -218,7 +222,7 @@ void read_data(const map_view& v, data_config& d) {
   }
   v.only_with("synthetic", d.dataset == "synthetic", "dataset: synthetic");
   if (const auto s = v.sub("synthetic")) {
-    s->enumeration("kind", d.synthetic_kind, {"blobs", "linear"});
+    s->enumeration("kind", d.synthetic_kind, {"blobs", "linear", "hard-easy"});
     s->integer("samples", d.synthetic_samples, at_least_one);
   }
 }

@@ -18,8 +18,9 @@ namespace {
 const std::map<std::string, std::vector<std::string>>& schema() {
   static const std::map<std::string, std::vector<std::string>> s = {
       {"", {"cluster", "jobs"}},
-      {"cluster", {"groups", "shares"}},
-      {"cluster.groups[]", {"name", "device", "count", "threads", "weight", "base", "slowdown"}},
+      {"cluster", {"groups", "shares", "share_period", "share_floor"}},
+      {"cluster.groups[]",
+       {"name", "device", "count", "threads", "weight", "base", "slowdown", "shared"}},
       {"jobs[]",
        {"name", "priority", "after", "model", "data", "optimizer", "batch", "epochs", "max_steps",
         "max_seconds", "sync", "resources", "placement", "seed", "deterministic", "share",

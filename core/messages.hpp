@@ -170,6 +170,16 @@ struct set_priority {
   std::int32_t priority = 0;
 };
 
+// device_worker -> data_distributor (`data.priority`): the per-sample losses of a computed
+// slice, so the distributor's scores follow them. The indices and unweighted losses travel as
+// local_ref<sample_loss_list>.
+struct sample_losses {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+  std::int32_t rank = 0;
+};
+
 // -- load family ----------------------------------------------------------------------------
 
 // job -> metrics_hub (and on to subscribers, policy actors): one completed step.
@@ -209,6 +219,34 @@ struct split_decision {
   std::int64_t step = 0;  // the step whose timings led to the decision
   std::vector<std::int64_t> slices;
   std::string reason;  // one line for the job log
+};
+
+// Virtual shares of shared devices (cluster.shares; actors/share_allocator.hpp).
+// task_manager -> share_allocator: a job started (active) or ended (!active) on a shared device;
+// weight = share x priority weight, batch = its global batch.
+struct share_member {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::string name;
+  double weight = 1.0;
+  std::int64_t batch = 1;
+  bool active = true;
+};
+
+// share_allocator -> task_manager: new shares (fractions summing to 1) of the jobs named.
+struct share_decision {
+  std::vector<std::string> names;
+  std::vector<double> shares;
+  std::string reason;
+};
+
+// task_manager -> job -> its device_workers: this job's share weight on shared devices from now
+// on. Share decisions are cluster-wide, not bound to a membership epoch: the job accepts any
+// epoch from the task manager and stamps its own when forwarding.
+struct share_update {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  double share = 1.0;
 };
 
 // -- lifecycle family -----------------------------------------------------------------------
@@ -348,7 +386,20 @@ struct local_ref {
   explicit operator bool() const { return static_cast<bool>(ptr); }
 };
 
-using index_list = std::vector<std::int64_t>;
+// A step's sample indices. With `data.priority` it also carries each index's importance weight
+// ((N P)^-beta, normalised; empty = all 1). A vector underneath, so that code reading indices
+// needs no change.
+struct index_list : std::vector<std::int64_t> {
+  using std::vector<std::int64_t>::vector;
+  index_list() = default;
+  explicit index_list(std::vector<std::int64_t> v) : std::vector<std::int64_t>(std::move(v)) {}
+  std::vector<float> weights;
+};
+// Per-sample losses of one computed slice (sample_losses): index i had unweighted loss losses[i].
+struct sample_loss_list {
+  std::vector<std::int64_t> indices;
+  std::vector<float> losses;
+};
 using grad_buffer = std::vector<float>;
 using grad_set = std::vector<std::shared_ptr<const grad_buffer>>;
 
@@ -396,6 +447,10 @@ TROUPE_INSPECT(ckpt_part, x.job, x.epoch, x.step, x.shard, x.version)
 TROUPE_INSPECT(ckpt_write, x.job, x.epoch, x.step)
 TROUPE_INSPECT(ckpt_written, x.job, x.epoch, x.step, x.path, x.bytes, x.encode_seconds,
                x.write_seconds, x.error)
+TROUPE_INSPECT(sample_losses, x.job, x.epoch, x.step, x.rank)
+TROUPE_INSPECT(share_member, x.job, x.epoch, x.name, x.weight, x.batch, x.active)
+TROUPE_INSPECT(share_decision, x.names, x.shares, x.reason)
+TROUPE_INSPECT(share_update, x.job, x.epoch, x.share)
 
 #undef TROUPE_INSPECT
 
@@ -416,6 +471,7 @@ struct job_snapshot;
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::index_list>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::grad_buffer>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::sample_loss_list>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::grad_set>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::worker_setup>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::job_report_data>)
@@ -459,6 +515,10 @@ CAF_ADD_TYPE_ID(troupe, (troupe::msg::ckpt_capture))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::ckpt_part))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::ckpt_write))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::ckpt_written))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::sample_losses))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::share_member))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::share_decision))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::share_update))
 CAF_ADD_TYPE_ID(troupe, (std::vector<float>))
 CAF_ADD_TYPE_ID(troupe, (std::vector<double>))
 CAF_ADD_ATOM(troupe, troupe::msg, start_atom, "start")
@@ -467,4 +527,6 @@ CAF_ADD_ATOM(troupe, troupe::msg, wait_atom, "wait")
 CAF_ADD_ATOM(troupe, troupe::msg, submit_atom, "submit")
 CAF_ADD_ATOM(troupe, troupe::msg, finish_atom, "finish")
 CAF_ADD_ATOM(troupe, troupe::msg, data_atom, "data")
+CAF_ADD_ATOM(troupe, troupe::msg, subscribe_atom, "subscribe")
+CAF_ADD_ATOM(troupe, troupe::msg, share_tick_atom, "sharetick")
 CAF_END_TYPE_ID_BLOCK(troupe)

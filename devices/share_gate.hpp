@@ -14,7 +14,12 @@ namespace troupe::devices {
 
 class share_gate {
  public:
-  explicit share_gate(std::string name = "") : name_(std::move(name)) {}
+  // Anticipation window (share_scheduler.hpp): long enough to cover a training job's gap between
+  // two steps on a loaded host, short enough that a job that stopped costs the device little.
+  static constexpr double default_anticipation_seconds = 0.02;
+
+  explicit share_gate(std::string name = "",
+                      double anticipation_seconds = default_anticipation_seconds);
 
   // The process-wide gate for a share group (created on first use).
   static std::shared_ptr<share_gate> named(const std::string& group);
@@ -26,12 +31,14 @@ class share_gate {
                  std::chrono::milliseconds deadline = std::chrono::minutes(5));
   void release(const std::string& job, double seconds_used);
   double used_seconds(const std::string& job) const;
+  double weight(const std::string& job) const;
 
  private:
   std::string name_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   share_scheduler sched_;
+  double now() const;
 };
 
 }  // namespace troupe::devices

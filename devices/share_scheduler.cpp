@@ -25,12 +25,22 @@ void share_scheduler::enqueue(const std::string& job) {
   waiters_.insert(job);
 }
 
-std::string share_scheduler::grant() {
+std::string share_scheduler::grant(double now) {
+  hold_until_ = 0.0;
   if (!running_.empty() || waiters_.empty()) return {};
   const std::string* best = nullptr;
   for (const auto& w : waiters_) {
     // Ties go to the smaller name, so the order is deterministic.
     if (!best || accounts_.at(w).vtime < accounts_.at(*best).vtime) best = &w;
+  }
+  if (anticipation_ > 0.0) {
+    const double best_vtime = accounts_.at(*best).vtime;
+    for (const auto& [job, acc] : accounts_) {
+      if (waiters_.count(job) || acc.vtime >= best_vtime) continue;
+      const double until = acc.released_at + anticipation_;
+      if (until > now) hold_until_ = std::max(hold_until_, until);
+    }
+    if (hold_until_ > 0.0) return {};
   }
   running_ = *best;
   waiters_.erase(running_);
@@ -38,8 +48,9 @@ std::string share_scheduler::grant() {
   return running_;
 }
 
-void share_scheduler::release(const std::string& job, double seconds) {
+void share_scheduler::release(const std::string& job, double seconds, double now) {
   auto& acc = accounts_[job];
+  acc.released_at = now;
   acc.vtime += seconds / acc.weight;
   acc.used += seconds;
   if (running_ == job) running_.clear();

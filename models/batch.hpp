@@ -11,6 +11,7 @@ struct batch {
   const std::int32_t* labels = nullptr;  // classification, size entries (else nullptr)
   const float* targets = nullptr;        // regression, size entries (else nullptr)
   const float* weights = nullptr;        // optional per-sample loss weights (importance sampling)
+  float* sample_loss = nullptr;          // optional out: size unweighted per-sample losses
   std::size_t size = 0;
 };
 

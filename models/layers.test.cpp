@@ -258,3 +258,29 @@ TEST_CASE("squared error: hand-computed loss and central-difference gradient") {
   auto f = [&] { return squared_error(y.data(), t.data(), w.data(), 2, nullptr).loss_sum; };
   CHECK(gradcheck("dy", y, dy, f) == 0);
 }
+
+TEST_CASE("per-sample losses are unweighted and sum to the unweighted loss") {
+  rng r{11};
+  const std::size_t n = 5, k = 4;
+  auto z = random_vector(r, n * k, -2.0f, 2.0f);
+  const std::vector<std::int32_t> labels = {0, 3, 1, 2, 1};
+  const std::vector<float> weights = {1.0f, 0.5f, 2.0f, 0.0f, 0.25f};
+  std::vector<float> per(n, -1.0f);
+  const auto weighted =
+      softmax_cross_entropy(z.data(), labels.data(), weights.data(), n, k, nullptr, per.data());
+  const auto plain = softmax_cross_entropy(z.data(), labels.data(), nullptr, n, k, nullptr);
+  double sum = 0.0, wsum = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    CHECK(per[i] > 0.0f);
+    sum += per[i];
+    wsum += weights[i] * per[i];
+  }
+  CHECK(sum == doctest::Approx(plain.loss_sum).epsilon(1e-5));
+  CHECK(wsum == doctest::Approx(weighted.loss_sum).epsilon(1e-5));
+
+  const std::vector<float> y = {1.0f, 2.0f}, t = {0.0f, 4.0f}, w = {1.0f, 0.5f};
+  std::vector<float> se(2);
+  squared_error(y.data(), t.data(), w.data(), 2, nullptr, se.data());
+  CHECK(se[0] == doctest::Approx(0.5));  // 0.5 (1 - 0)^2, weight not applied
+  CHECK(se[1] == doctest::Approx(2.0));  // 0.5 (2 - 4)^2
+}

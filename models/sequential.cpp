@@ -153,13 +153,14 @@ const float* sequential::forward(const float* params, const float* x, std::size_
 step_stats sequential::loss(const float* out, const batch& b, std::size_t first, std::size_t n,
                             float* dout) {
   const float* w = b.weights ? b.weights + first : nullptr;
+  float* sl = b.sample_loss ? b.sample_loss + first : nullptr;
   if (loss_ == loss_kind::squared_error) {
     if (!b.targets) throw input_error("model '" + kind_ + "' needs regression targets");
-    return layers::squared_error(out, b.targets + first, w, n, dout);
+    return layers::squared_error(out, b.targets + first, w, n, dout, sl);
   }
   if (!b.labels) throw input_error("model '" + kind_ + "' needs class labels");
   return layers::softmax_cross_entropy(out, b.labels + first, w, n, stages_.back()->out_size(),
-                                       dout);
+                                       dout, sl);
 }
 
 step_stats sequential::forward_backward(const float* params, const batch& b, float* grad_sum) {

@@ -8,8 +8,8 @@
 namespace troupe::models::layers {
 
 step_stats softmax_cross_entropy(const float* logits, const std::int32_t* labels,
-                                 const float* weights, std::size_t n, std::size_t k,
-                                 float* dlogits) {
+                                 const float* weights, std::size_t n, std::size_t k, float* dlogits,
+                                 float* sample_loss) {
   step_stats st;
   st.samples = n;
   for (std::size_t i = 0; i < n; ++i) {
@@ -26,7 +26,9 @@ step_stats softmax_cross_entropy(const float* logits, const std::int32_t* labels
     for (std::size_t j = 0; j < k; ++j) sum += std::exp(static_cast<double>(z[j] - zmax));
     const double lse = std::log(sum);  // log sum exp(z - zmax)
     const double w = weights ? weights[i] : 1.0;
-    st.loss_sum += w * (lse - static_cast<double>(z[label] - zmax));
+    const double li = lse - static_cast<double>(z[label] - zmax);
+    st.loss_sum += w * li;
+    if (sample_loss) sample_loss[i] = static_cast<float>(li);
     if (arg == static_cast<std::size_t>(label)) ++st.correct;
     if (dlogits) {
       float* g = dlogits + i * k;
@@ -40,13 +42,14 @@ step_stats softmax_cross_entropy(const float* logits, const std::int32_t* labels
 }
 
 step_stats squared_error(const float* y, const float* targets, const float* weights, std::size_t n,
-                         float* dy) {
+                         float* dy, float* sample_loss) {
   step_stats st;
   st.samples = n;
   for (std::size_t i = 0; i < n; ++i) {
     const double w = weights ? weights[i] : 1.0;
     const double r = static_cast<double>(y[i]) - targets[i];
     st.loss_sum += 0.5 * w * r * r;
+    if (sample_loss) sample_loss[i] = static_cast<float>(0.5 * r * r);
     if (dy) dy[i] = static_cast<float>(w * r);
   }
   return st;
