@@ -29,12 +29,22 @@ msg::index_list priority_plan::draw(std::int64_t step) const {
   const policies::priority_sampler sampler(loss_, staleness, options_);
   rng r = rng(seed_).fork(0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(step));
   const auto b = sampler.draw(static_cast<std::size_t>(batch_), r);
+  // The sampler's weights are divided by their maximum (PER). With a uniform floor the rarest
+  // sample's weight is ~1/u times the typical one, so that would shrink every step ~100x. Scale
+  // instead so that the weights' expectation under P is 1: for beta = 1 these are exactly the
+  // unbiased (N P)^-1, and the learning rate keeps its meaning for every beta.
+  // The sampler's weights w are raw / max, so sum_i P_i raw_i / max = sum_i P_i w_i.
+  const auto& prob = sampler.probabilities();
+  const auto& w = sampler.weights();
+  double mean = 0.0;
+  for (std::size_t i = 0; i < w.size(); ++i) mean += prob[i] * w[i];
+  const double scale = mean > 0 ? 1.0 / mean : 1.0;
   msg::index_list out;
   out.reserve(b.indices.size());
   out.weights.reserve(b.weights.size());
   for (std::size_t k = 0; k < b.indices.size(); ++k) {
     out.push_back(static_cast<std::int64_t>(b.indices[k]));
-    out.weights.push_back(static_cast<float>(b.weights[k]));
+    out.weights.push_back(static_cast<float>(b.weights[k] * scale));
   }
   return out;
 }

@@ -5,10 +5,10 @@
 // Each step draws B indices WITH replacement, P_i proportional to score_i^alpha (plus the
 // policy's small uniform floor), score_i = the sample's last reported loss boosted by its
 // staleness (steps since it was last seen; horizon = one pass), never-seen samples at the largest
-// known loss. Each drawn index carries its importance weight (N P_i)^-beta / max, which the worker
-// multiplies into that sample's loss gradient; beta = 1 makes the gradient an unbiased estimate
-// of the uniform one up to one constant per step. Workers report each sample's unweighted loss
-// back (sample_losses), which becomes its score from then on.
+// known loss. Each drawn index carries its importance weight (N P_i)^-beta / sum_k P_k (N
+// P_k)^-beta (expectation 1 under P), which the worker multiplies into that sample's loss gradient;
+// beta = 1 makes the gradient an unbiased estimate of the uniform one. Workers report each sample's
+// unweighted loss back (sample_losses), which becomes its score from then on.
 //
 // Epochs: sampling with replacement no longer visits each sample once per pass, so a pass is
 // counted as ceil(N / B) steps of B draws (N samples drawn), the same step count as uniform
