@@ -8,8 +8,8 @@
 //   reports |G_{b_i}|^2 of its MEAN gradient with its slice b_i; the global |G_B|^2 of the reduced
 //   (mean over the whole batch) gradient comes from the parameter-server shards (each squares its
 //   slice of the mean it forms anyway), or in allreduce mode is computed here from the workers'
-//   gradient SUMS, one pass over the buffers. Regressing the squared norms on 1/b stays unbiased under a weighted
-//   split, where the equal-batch estimator would not.
+//   gradient SUMS, one pass over the buffers. Regressing the squared norms on 1/b stays unbiased
+//   under a weighted split, where the equal-batch estimator would not.
 // Plain C++ (no CAF): the job calls it from its step handlers.
 #include <cstdint>
 #include <memory>

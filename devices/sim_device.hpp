@@ -9,11 +9,15 @@
 // base runs single-threaded (time spent waiting for a core is the host's congestion, not the
 // device's work, so it is absorbed by the stretch instead of multiplied by it), the wall time
 // otherwise (a multi-threaded base's CPU time is spread over threads this one cannot see).
+// With CPU time, a training step whose batch gives its row width runs in up to 8 pieces, each
+// followed by its share of the stretch (run_paced), so the device's CPU demand is spread over the
+// step as a slower device's would be.
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "devices/device.hpp"
 #include "devices/share_gate.hpp"
@@ -47,6 +51,14 @@ class sim_device final : public device {
  private:
   template <class Compute>
   models::step_stats run_gated(Compute&& compute, step_timing* timing);
+  // How many pieces run_step paces a batch in (1: whole); see run_paced.
+  std::size_t pace_pieces(const models::batch& b) const;
+  models::step_stats run_paced(models::model& m, const float* params, const models::batch& b,
+                               float* grad_sum, std::size_t pieces, step_timing* timing);
+
+  // Pieces of at least this many rows (small GEMMs lose BLAS efficiency), at most this many.
+  static constexpr std::size_t min_piece_rows = 32;
+  static constexpr std::size_t max_pieces = 8;
 
   std::string name_;
   std::unique_ptr<device> base_;
@@ -55,6 +67,7 @@ class sim_device final : public device {
   std::string job_ = "default";
   idle_fn idle_;
   cpu_clock_fn cpu_clock_;
+  std::vector<float> piece_grad_;  // a later piece's gradient sum, added into the caller's
 };
 
 // CPU seconds consumed by the calling thread (CLOCK_THREAD_CPUTIME_ID).

@@ -91,6 +91,52 @@ TEST_CASE("with a cpu clock, the call lasts slowdown x the thread's own compute 
   CHECK(t.compute_seconds < 0.030);
 }
 
+TEST_CASE("a batch that gives its row width is paced: pieces, each followed by its stretch") {
+  // Every piece "uses" 10 ms of CPU on the fake clock; slowdown 3 owes 20 ms of idle after each,
+  // less the wall time already spent (the recorder spends none).
+  std::vector<double> idles;
+  double cpu_now = 1.0;
+  bool in_piece = false;
+  sim_device d(
+      "slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
+      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); },
+      [&] {
+        // Start and end of a piece: advance by 10 ms across each piece.
+        if (in_piece) cpu_now += 0.010;
+        in_piece = !in_piece;
+        return cpu_now;
+      });
+  busy_model m;
+  std::vector<float> p(4), g(4, -1.0f), rows(100);
+  models::batch b;
+  b.x = rows.data();
+  b.features = 1;
+  b.size = 100;  // 100 / 32 rows: 3 pieces of 34, 33, 33
+  step_timing t;
+  const auto stats = d.run_step(m, p.data(), b, g.data(), &t);
+  CHECK(stats.samples == 100);
+  CHECK(stats.loss_sum == doctest::Approx(100.0));
+  CHECK(g[0] == 100.0f);  // the busy model's gradient is its piece's row count: 34 + 33 + 33
+  REQUIRE(idles.size() == 3);
+  double idle_sum = 0.0;
+  for (double x : idles) idle_sum += x;
+  // In all slowdown x own CPU time: 3 x 30 ms, of which the wall time was real compute.
+  CHECK(idle_sum == doctest::Approx(0.090 - (t.compute_seconds)).epsilon(0.02));
+  // Each piece is followed by its own share (about 20 ms of the piece's 30), not the whole
+  // stretch at the end.
+  for (double x : idles) {
+    CHECK(x < 0.030);
+    CHECK(x > 0.010);
+  }
+
+  // Without the row width, or at slowdown 1, the batch runs whole.
+  idles.clear();
+  b.features = 0;
+  d.run_step(m, p.data(), b, g.data(), &t);
+  CHECK(idles.size() == 1);
+  CHECK(g[0] == 100.0f);
+}
+
 TEST_CASE("slowdown below 1 is refused with the device name") {
   auto base = std::make_unique<cpu_device>("x/base", 1);
   try {
