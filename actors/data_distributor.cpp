@@ -29,13 +29,13 @@ caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id jo
       },
       // Edge 2.
       [=](const msg::split_update& u) {
-        if (!self->state.gate.admit(u)) return;
+        if (!self->state.gate.follow(u)) return;
         self->state.weights = u.weights;
       },
       // Edge 3.
       [=](const msg::plan_request& req) {
         auto& st = self->state;
-        if (!st.gate.admit(req) || !st.sampler || st.weights.empty()) return;
+        if (!st.gate.follow(req) || !st.sampler || st.weights.empty()) return;
         msg::step_plan plan;
         plan.job = req.job;
         plan.epoch = req.epoch;

@@ -99,10 +99,39 @@ void apply_slow_faults(worker_state& st, std::int64_t step) {
   if (sim->slowdown() != want) sim->set_slowdown(want);
 }
 
+// A fault of the plan that fires on this worker at `step` (actors/fault_injection.hpp). False:
+// the step must not be computed (the worker quit) or its result is lost (drop: computed, not sent).
+enum class fault_effect { none, drop, stop };
+fault_effect inject(stateful<worker_state>* self, std::int64_t step) {
+  auto& st = self->state;
+  if (!st.setup->faults) return fault_effect::none;
+  const auto f = st.setup->faults->fire(st.setup->device.name, st.setup->group, step);
+  if (!f) return fault_effect::none;
+  const std::string at = " at step " + std::to_string(step);
+  if (f->action == "kill") {
+    self->quit(runtime_failure("injected kill" + at));
+    return fault_effect::stop;
+  }
+  if (f->action == "drop") return fault_effect::drop;
+  // hang / partition: silent until released by the supervisor, or for the hang's seconds.
+  const double wait = f->seconds > 0 ? f->seconds : st.setup->max_hang_seconds;
+  if (st.setup->cancel->wait_for(wait) || f->action == "partition") {
+    self->quit(runtime_failure("injected " + f->action + at + ": released"));
+    return fault_effect::stop;
+  }
+  return fault_effect::none;
+}
+
 // Runs the gathered slice of `cmd` and reports it to the job.
 void compute(stateful<worker_state>* self, const caf::actor& job, const msg::compute_cmd& cmd,
              double gather_s) {
   auto& st = self->state;
+  const auto effect = inject(self, cmd.step);
+  if (effect == fault_effect::stop) return;
+  // A second slice of the same step (re-planned after another member failed): the job still
+  // holds the first one's buffer.
+  if (st.computed_step == cmd.step)
+    st.grad = std::make_shared<std::vector<float>>(st.model->param_count(), 0.0f);
   models::batch b;
   b.x = st.x.data();
   b.size = static_cast<std::size_t>(cmd.count);
@@ -132,6 +161,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
                       timing.compute_seconds,
                       timing.gate_wait_seconds,
                       gather_s};
+  if (effect == fault_effect::drop) return;
   const msg::local_ref<msg::grad_buffer> grad{st.grad};
   // sync: ps pushes the gradient with step_done: that is what a slow link holds back.
   const double delay = st.setup->sync_mode == "ps" ? delay_seconds(st.setup->delay, cmd.step) : 0;
@@ -201,7 +231,9 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       // Edge 2: one step's slice.
       [=](const msg::compute_cmd& cmd, const msg::local_ref<msg::index_list>& indices) {
         auto& st = self->state;
-        if (!st.gate.admit(cmd)) return;
+        // A newer epoch: the membership changed and the job re-plans; a parked slice is void.
+        if (cmd.epoch > st.gate.epoch()) st.parked.reset();
+        if (!st.gate.follow(cmd)) return;
         stopwatch sw;
         gather(st, *st.setup->data.train, indices->data() + cmd.offset,
                static_cast<std::size_t>(cmd.count));
@@ -221,7 +253,9 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       },
       [=](const msg::go_step& go) {
         auto& st = self->state;
-        if (!st.gate.admit(go) || !st.parked || st.parked->step != go.step) return;
+        if (!st.gate.follow(go) || !st.parked || st.parked->step != go.step ||
+            st.parked->epoch != go.epoch)
+          return;
         const auto cmd = *st.parked;
         st.parked.reset();
         compute(self, job, cmd, st.parked_gather_seconds);
@@ -229,7 +263,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       // sync: allreduce: reduce with the other members, apply this replica's optimizer.
       [=](const msg::reduce_cmd& cmd, const msg::local_ref<allreduce_session>& session) {
         auto& st = self->state;
-        if (!st.gate.admit(cmd) || !session || hold_back(self, cmd, session)) return;
+        if (!st.gate.follow(cmd) || !session || hold_back(self, cmd, session)) return;
         if (!st.replica) st.replica = std::make_shared<replica_optimizer>();
         replica_step rs;
         rs.rank = st.rank;
@@ -267,7 +301,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       },
       [=](const msg::eval_cmd& cmd) {
         auto& st = self->state;
-        if (!st.gate.admit(cmd)) return;
+        if (!st.gate.follow(cmd)) return;
         const auto& test = *st.setup->data.test;
         const auto* params = st.setup->params->values.data();
         models::step_stats total;

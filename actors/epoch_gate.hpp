@@ -20,6 +20,28 @@ class epoch_gate {
     return false;
   }
 
+  // For actors that only follow the job's epochs (workers, distributor, policy actors): a newer
+  // epoch becomes the current one (only the job makes epochs, so newer means a membership change
+  // happened); an older one is dropped.
+  template <class Message>
+  bool follow(const Message& m) {
+    if (m.job == job_ && m.epoch >= epoch_) {
+      epoch_ = m.epoch;
+      return true;
+    }
+    ++dropped_;
+    return false;
+  }
+
+  // For the job: a result of work handed out in epoch `since` or later is still valid after the
+  // membership changed (a survivor's gradient of the step in flight, a shard's `applied`).
+  template <class Message>
+  bool admit_since(const Message& m, msg::epoch_id since) {
+    if (m.job == job_ && m.epoch >= since && m.epoch <= epoch_) return true;
+    ++dropped_;
+    return false;
+  }
+
   msg::job_id job() const { return job_; }
   msg::epoch_id epoch() const { return epoch_; }
   void advance_to(msg::epoch_id e) { epoch_ = e; }

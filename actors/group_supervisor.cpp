@@ -1,15 +1,79 @@
 #include "actors/group_supervisor.hpp"
 
+#include <chrono>
+
 #include <caf/exit_reason.hpp>
 #include <caf/system_messages.hpp>
 
 #include "actors/device_worker.hpp"
 
 namespace troupe::actors {
+namespace {
+
+using self_ptr = stateful<group_state>*;
+
+caf::actor spawn_one(self_ptr self, const caf::actor& job, const msg::spawn_worker& spec,
+                     const msg::local_ref<worker_setup>& setup) {
+  auto& st = self->state;
+  auto w = st.factory ? st.factory(self, job, spec, setup)
+                      : spawn_detached(self, device_worker, job, spec, setup);
+  self->monitor(w);
+  st.workers[w.address()] = supervised_worker{job, spec, setup};
+  st.handles[w.address()] = w;
+  return w;
+}
+
+// Seconds on the actor clock (simulated under the test coordinator).
+double now_seconds(self_ptr self) {
+  return std::chrono::duration<double>(self->clock().now() - self->state.t0).count();
+}
+
+// Edges 3 and 5 after the worker is gone: decide and tell the job.
+void on_failure(self_ptr self, const supervised_worker& w, const std::string& kind,
+                const std::string& reason) {
+  auto& st = self->state;
+  const group_state::key k{w.spec.job, w.spec.rank};
+  msg::worker_down down{w.spec.job, w.spec.epoch, w.spec.rank, kind, reason, "fail-job", ""};
+  st.failed[k] = w;
+  const auto cls = policies::parse_failure_class(kind);
+  if (!cls) {  // input: the worker cannot be built here; nothing to restart
+    down.decision = "cannot start: fail the job";
+    self->send(w.job, down);
+    return;
+  }
+  auto it = st.jitter.find(k);
+  if (it == st.jitter.end())
+    it =
+        st.jitter
+            .emplace(k, rng(w.setup->seed).fork(0x50000u + static_cast<std::uint64_t>(w.spec.rank)))
+            .first;
+  const auto d = policies::decide(*cls, w.setup->supervision, st.intensity[k], now_seconds(self),
+                                  st.backoff, it->second);
+  down.action = policies::to_string(d.action);
+  down.decision = d.reason;
+  self->send(w.job, down);
+  if (d.action == policies::supervisor_action::restart) {
+    self->delayed_send(
+        self,
+        std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(d.backoff_seconds)),
+        msg::restart_worker{w.spec.job, w.spec.epoch, w.spec.rank});
+  }
+}
+
+}  // namespace
 
 caf::behavior group_supervisor(stateful<group_state>* self, config::group_config group,
                                caf::actor task_manager) {
+  return group_supervisor_with(self, std::move(group), std::move(task_manager), nullptr, {});
+}
+
+caf::behavior group_supervisor_with(stateful<group_state>* self, config::group_config group,
+                                    caf::actor task_manager, worker_factory factory,
+                                    policies::backoff_params backoff) {
   self->state.group = group;
+  self->state.factory = std::move(factory);
+  self->state.backoff = backoff;
+  self->state.t0 = self->clock().now();
   if (task_manager)
     self->send(task_manager, msg::register_group{group.name, group.device, group.count});
   // Edge 3.
@@ -20,29 +84,58 @@ caf::behavior group_supervisor(stateful<group_state>* self, config::group_config
     const auto w = it->second;
     st.workers.erase(it);
     st.handles.erase(down.source);
-    const std::string kind = is_input_failure(down.reason) ? "input" : "crash";
-    self->send(w.job, msg::worker_down{w.spec.job, w.spec.epoch, w.spec.rank, kind,
-                                       failure_text(self->system(), down.reason)});
+    const auto text = failure_text(self->system(), down.reason);
+    const std::string kind = is_input_failure(down.reason)
+                                 ? "input"
+                                 : policies::to_string(policies::classify_message(text));
+    on_failure(self, w, kind, text);
   });
   return {
       // Edge 1.
       [=](const msg::spawn_worker& spec, const msg::local_ref<worker_setup>& setup) -> caf::actor {
-        auto job = caf::actor_cast<caf::actor>(self->current_sender());
-        auto w = spawn_detached(self, device_worker, job, spec, setup);
-        self->monitor(w);
-        self->state.workers[w.address()] = supervised_worker{job, spec};
-        self->state.handles[w.address()] = w;
-        return w;
+        return spawn_one(self, caf::actor_cast<caf::actor>(self->current_sender()), spec, setup);
+      },
+      // Edge 4.
+      [=](const msg::restart_worker& r) {
+        auto& st = self->state;
+        auto it = st.failed.find({r.job, r.rank});
+        if (it == st.failed.end()) return;  // released meanwhile, or restarted already
+        auto w = std::move(it->second);
+        st.failed.erase(it);
+        auto setup = std::make_shared<worker_setup>(*w.setup);
+        setup->cancel = std::make_shared<cancel_token>();
+        spawn_one(self, w.job, w.spec, msg::local_ref<worker_setup>{std::move(setup)});
+      },
+      // Edge 5.
+      [=](const msg::worker_failed& f) {
+        auto& st = self->state;
+        for (auto it = st.workers.begin(); it != st.workers.end(); ++it) {
+          if (it->second.spec.job != f.job || it->second.spec.rank != f.rank) continue;
+          const auto w = it->second;
+          auto h = st.handles[it->first];
+          st.handles.erase(it->first);
+          st.workers.erase(it);
+          w.setup->cancel->cancel();
+          self->demonitor(h);
+          self->send_exit(h, caf::exit_reason::kill);
+          on_failure(self, w, f.kind, f.reason);
+          return;
+        }
       },
       // Edge 2.
       [=](const msg::release& r) {
         auto& st = self->state;
+        for (auto it = st.failed.begin(); it != st.failed.end();)
+          it = it->first.first == r.job ? st.failed.erase(it) : std::next(it);
+        for (auto it = st.intensity.begin(); it != st.intensity.end();)
+          it = it->first.first == r.job ? st.intensity.erase(it) : std::next(it);
         for (auto it = st.workers.begin(); it != st.workers.end();) {
           if (it->second.spec.job != r.job) {
             ++it;
             continue;
           }
           auto h = st.handles[it->first];
+          it->second.setup->cancel->cancel();  // a hung worker's thread must wake to exit
           self->demonitor(h);
           self->send_exit(h, caf::exit_reason::user_shutdown);
           st.handles.erase(it->first);

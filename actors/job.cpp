@@ -15,6 +15,7 @@
 #include "actors/rebalancer.hpp"
 #include "actors/specs.hpp"
 #include "core/error.hpp"
+#include "core/fault_spec.hpp"
 #include "core/hash.hpp"
 #include "core/rng.hpp"
 #include "data/split.hpp"
@@ -95,8 +96,9 @@ job_report make_report(self_ptr self, const std::string& status) {
   r.rebalances = st.stats.rebalances;
   r.imbalance_index = st.stats.mean_imbalance();
   r.noise_scale = st.stats.noise_scale();
+  r.faults = fault_summary(self);
   fill_sync_report(r, cfg, st.local.get(), st.step);
-  r.faults.injected += started_delays(cfg.faults, st.step);
+  r.faults.injected += started_delays(st.mem.plan ? st.mem.plan->faults() : cfg.faults, st.step);
   fill_checkpoint_report(self, r);
   return r;
 }
@@ -201,9 +203,12 @@ void evaluate(self_ptr self) {
     finish(self, "completed");
     return;
   }
-  const auto counts = data::split_weighted(n, st.weights);
+  const auto counts = data::split_weighted(n, member_weights(self));
   std::int64_t offset = 0;
+  st.eval_expected = 0;
   for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    if (!is_member(self, r)) continue;
+    ++st.eval_expected;
     auto cmd = tagged<msg::eval_cmd>(self);
     cmd.version = st.step;
     cmd.rank = static_cast<std::int32_t>(r);
@@ -236,7 +241,8 @@ void send_slices(self_ptr self, const msg::step_plan& plan,
 }
 
 // The step's bookkeeping; `early`: its slices went out already, so only go_step is sent.
-void begin_step(self_ptr self, msg::step_plan plan, bool early) {
+void begin_step(self_ptr self, msg::step_plan plan, const msg::local_ref<msg::index_list>& indices,
+                bool early) {
   auto& st = self->state;
   st.plan = std::move(plan);
   st.pending_done = 0;
@@ -249,9 +255,9 @@ void begin_step(self_ptr self, msg::step_plan plan, bool early) {
     st.pass = st.plan.data_epoch;
     st.pass_stats = {};
   }
+  step_begun(self, indices);
   for (std::size_t r = 0; r < st.workers.size(); ++r) {
     if (st.plan.counts[r] <= 0) continue;
-    ++st.pending_done;
     if (early) {
       auto go = tagged<msg::go_step>(self);
       go.step = st.step;
@@ -264,7 +270,7 @@ void begin_step(self_ptr self, msg::step_plan plan, bool early) {
 
 void dispatch(self_ptr self, msg::step_plan plan, const msg::local_ref<msg::index_list>& indices) {
   send_slices(self, plan, indices);
-  begin_step(self, std::move(plan), false);
+  begin_step(self, std::move(plan), indices, false);
 }
 
 void next_step(self_ptr self) {
@@ -278,10 +284,12 @@ void next_step(self_ptr self) {
     if (!checkpoint_hold(self, [self] { evaluate(self); })) evaluate(self);
     return;
   }
+  // Restarted workers enter here; the plan of this step is then asked again with them.
+  if (join_at_boundary(self)) return;
   if (st.next_plan && st.next_plan->first.step == st.step) {
-    auto p = std::move(st.next_plan->first);
+    auto p = std::move(*st.next_plan);
     st.next_plan.reset();
-    begin_step(self, std::move(p), true);
+    begin_step(self, std::move(p.first), p.second, true);
   }
   // Otherwise the plan is on its way: the step_plan handler dispatches it.
 }
@@ -298,6 +306,7 @@ void start_running(self_ptr self) {
     text += buf;
   }
   log(self, text);
+  membership_init(self, st.launch.step_deadline_seconds);
   auto upd = tagged<msg::split_update>(self);
   upd.weights = st.weights;
   self->send(st.distributor, upd);
@@ -370,6 +379,35 @@ void maybe_all_ready(self_ptr self) {
   choose_weights(self);
 }
 
+std::string describe_fault(const config::fault_config& f) {
+  try {
+    return config::fault_to_string(f);
+  } catch (const std::exception&) {
+    return f.action + ":" + f.target + "@" + std::to_string(f.step);
+  }
+}
+
+// The config's faults, and `--fault-soak N` random ones over the job's steps (from its seed).
+std::vector<config::fault_config> job_faults(self_ptr self) {
+  auto& st = self->state;
+  const auto& cfg = st.launch.cfg;
+  auto faults = cfg.faults;
+  if (cfg.fault_soak > 0 && st.steps_total > 2) {
+    config::fault_space space;
+    for (const auto& slot : st.launch.slots)
+      space.groups.emplace_back(slot.group.name, static_cast<int>(slot.devices.size()));
+    space.first_step = 1;
+    space.last_step = st.steps_total - 1;
+    auto drawn = config::random_faults(static_cast<std::size_t>(cfg.fault_soak), cfg.seed, space);
+    log(self, "fault soak: " + std::to_string(drawn.size()) + " random faults over steps 1-" +
+                  std::to_string(space.last_step));
+    faults.insert(faults.end(), drawn.begin(), drawn.end());
+  }
+  if (faults.size() <= 20)
+    for (const auto& f : faults) log(self, "fault scripted: " + describe_fault(f));
+  return faults;
+}
+
 // Edge 1.
 void on_data(self_ptr self, const data_bundle& bundle) {
   auto& st = self->state;
@@ -425,6 +463,16 @@ void on_data(self_ptr self, const data_bundle& bundle) {
                 st.store->values.size(), static_cast<long long>(st.steps_total));
   log(self, buf);
 
+  policies::policy_table supervision;
+  try {
+    supervision =
+        policies::policy_table::from_config(cfg.supervision, "job '" + cfg.name + "' supervision");
+  } catch (const input_error& e) {
+    finish(self, "failed", e.what(), true);
+    return;
+  }
+  st.mem.plan = std::make_shared<fault_plan>(job_faults(self));
+
   // Ask each supervisor for the workers of its devices; rank order = allocation order.
   st.phase = job_phase::spawning;
   for (const auto& slot : st.launch.slots) {
@@ -456,11 +504,15 @@ void on_data(self_ptr self, const data_bundle& bundle) {
       setup->data = st.data;
       setup->params =
           st.allreduce ? st.allreduce->replica(static_cast<std::size_t>(rank), st.store) : st.store;
-      for (const auto& f : cfg.faults)
+      for (const auto& f : st.mem.plan->faults())
         if ((f.action == "slow" || f.action == "delay") &&
             (f.target == w.group || f.target == w.name))
           (f.action == "slow" ? setup->slow : setup->delay).push_back(f);
       setup->sync_mode = cfg.sync.mode;
+      setup->faults = st.mem.plan;
+      setup->max_hang_seconds = st.launch.step_deadline_seconds;
+      setup->supervision = supervision;
+      setup->seed = cfg.seed;
       auto sw = tagged<msg::spawn_worker>(self);
       sw.rank = rank;
       sw.device_index = dev;
@@ -490,6 +542,7 @@ void complete_step(self_ptr self) {
   st.step_seconds_total += step_s;
   st.samples_total += static_cast<std::int64_t>(st.step_stats.samples);
   st.pass_stats += st.step_stats;
+  step_completed(self);
   st.grads.assign(st.grads.size(), nullptr);
   if (st.local && !on_local_applied(self, step_s - reduce_s, reduce_s)) return;
   ++st.step;
@@ -555,6 +608,7 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
       },
       [=](const msg::worker_ready& m) {
         auto& st = self->state;
+        if (on_restarted_ready(self, m)) return;
         if (!st.gate.admit(m) || m.rank < 0 ||
             static_cast<std::size_t>(m.rank) >= st.workers.size())
           return;
@@ -593,23 +647,20 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
       },
       [=](const msg::step_done& m, msg::local_ref<msg::grad_buffer>& grad) {
         auto& st = self->state;
-        if (!st.gate.admit(m)) return;
-        if (st.phase != job_phase::running || m.step != st.step || st.pending_done <= 0 ||
-            m.rank < 0 || static_cast<std::size_t>(m.rank) >= st.workers.size())
-          return;
+        if (!accept_result(self, m, grad.ptr)) return;
         ++st.progress;
         const auto r = static_cast<std::size_t>(m.rank);
-        st.grads[r] = grad.ptr;
+        if (!st.grads[r]) st.grads[r] = grad.ptr;
         st.step_compute[r] = m.compute_seconds;
         auto& w = st.workers[r];
         w.samples += m.samples;
-        w.steps += 1;
+        if (st.grads[r] == grad.ptr) w.steps += 1;  // a re-planned second slice: same step
         w.compute_seconds += m.compute_seconds;
         st.stats.on_worker(r, m.samples, m.grad_sq_norm, m.compute_seconds);
         st.step_stats.loss_sum += m.loss_sum;
         st.step_stats.samples += static_cast<std::size_t>(m.samples);
         st.step_stats.correct += static_cast<std::size_t>(m.correct);
-        if (--st.pending_done > 0) return;
+        if (st.pending_done > 0) return;
         // Every member reported: reduce in rank order (DESIGN §4 step 3).
         st.reduce_t0 = steady::now();
         st.compute_phase_seconds +=
@@ -617,12 +668,14 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         auto cmd = tagged<msg::reduce_cmd>(self);
         cmd.step = st.step;
         cmd.total_samples = static_cast<std::int64_t>(st.step_stats.samples);
+        // Slices in offset order: rank order without failures, and a re-planned slice sums
+        // where its samples are.
         auto set = std::make_shared<msg::grad_set>();
-        for (std::size_t k = 0; k < st.grads.size(); ++k) {
-          if (!st.grads[k]) continue;
-          cmd.ranks.push_back(static_cast<std::int32_t>(k));
-          set->push_back(st.grads[k]);
+        for (const auto& [offset, res] : st.mem.results) {
+          cmd.ranks.push_back(res.rank);
+          set->push_back(res.grad);
         }
+        reduce_sent(self);
         msg::local_ref<msg::grad_set> ref{std::move(set)};
         if (st.local) {
           const auto& max_s = st.launch.cfg.max_seconds;
@@ -656,7 +709,7 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
       },
       [=](const msg::applied& m) {
         auto& st = self->state;
-        if (!st.gate.admit(m)) return;
+        if (!st.gate.admit_since(m, st.mem.reduce_epoch)) return;
         if (st.phase != job_phase::running || m.step != st.step || st.pending_applied <= 0) return;
         ++st.progress;
         st.step_grad_sq += m.grad_sq;
@@ -682,14 +735,16 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
           return;
         ++st.progress;
         ++st.stats.rebalances;
-        st.weights.assign(d.slices.begin(), d.slices.end());
+        // A rank out of the membership keeps its last weight for when it rejoins.
+        for (std::size_t r = 0; r < st.workers.size(); ++r)
+          if (is_member(self, r)) st.weights[r] = static_cast<double>(d.slices[r]);
         std::string text = "rebalance " + std::to_string(st.stats.rebalances) + " after step " +
                            std::to_string(d.step) + ":";
         for (std::size_t r = 0; r < st.workers.size(); ++r)
           text += " " + st.workers[r].name + "=" + std::to_string(d.slices[r]);
         log(self, text + " (" + d.reason + ")");
         auto fwd = tagged<msg::split_update>(self);
-        fwd.weights = st.weights;
+        fwd.weights = member_weights(self);
         self->send(st.distributor, fwd);
       },
       [=](const msg::ckpt_part& m, const msg::local_ref<ckpt_shard_part>& part) {
@@ -703,18 +758,14 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         st.eval_stats.loss_sum += m.loss_sum;
         st.eval_stats.samples += static_cast<std::size_t>(m.samples);
         st.eval_stats.correct += static_cast<std::size_t>(m.correct);
-        if (++st.answers < static_cast<int>(st.workers.size())) return;
+        if (++st.answers < st.eval_expected) return;
         finish(self, "completed");
       },
       [=](const msg::worker_down& m) {
-        auto& st = self->state;
-        if (!st.gate.admit(m)) return;
-        const auto& name = static_cast<std::size_t>(m.rank) < st.workers.size()
-                               ? st.workers[static_cast<std::size_t>(m.rank)].name
-                               : std::to_string(m.rank);
-        finish(self, "failed", "worker " + name + " " + m.kind + ": " + m.reason,
-               m.kind == "input");
+        ++self->state.progress;
+        if (auto why = on_worker_down(self, m)) finish(self, "failed", *why, m.kind == "input");
       },
+      [=](const msg::step_timeout& t) { on_step_timeout(self, t); },
       // Edge 6.
       [=](const msg::drain& m) {
         auto& st = self->state;

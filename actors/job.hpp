@@ -28,8 +28,11 @@
 //   5. every evaluation answered: report, release the workers, job_finished to the task
 //      manager and the metrics hub, stop the shards and the distributor, quit.
 //   6. drain from the task manager: stop at the next step boundary, report `cancelled`.
-//   7. a worker down, an error answer or a deadline: report `failed` (bad_input when the cause
-//      was the user's input), release, quit. Issue 5 turns worker_down into restart/migrate.
+//   7. an error answer, the watchdog, or a worker failure that cannot be handled (input, the
+//      fail-job policy, sync: allreduce, outside RUNNING): report `failed` (bad_input when the
+//      cause was the user's input), release, quit. In RUNNING a worker failure is handled
+//      (actors/job_membership.hpp): its slices are re-planned over the other members, it is
+//      restarted or its share migrated, and the job goes on in a new membership epoch.
 //   8. the watchdog fires every step_deadline seconds; no progress since the last one is edge 7.
 // Checkpoints (actors/job_checkpoint.hpp) ride inside RUNNING: a due step boundary captures the
 // shards' state; the following step is completed only once that checkpoint is durable. With
@@ -42,6 +45,7 @@
 #include "actors/caf_compat.hpp"
 #include "actors/epoch_gate.hpp"
 #include "actors/job_checkpoint.hpp"
+#include "actors/job_membership.hpp"
 #include "actors/job_stats.hpp"
 #include "actors/payloads.hpp"
 #include "core/clock.hpp"
@@ -100,6 +104,7 @@ struct job_state {
   std::shared_ptr<param_store> store;
   std::vector<double> weights;
   int answers = 0;  // workers ready / probes / evaluations answered in the current phase
+  int eval_expected = 0;
   std::vector<double> probe_seconds;
 
   // Steps.
@@ -134,6 +139,8 @@ struct job_state {
   caf::actor rebalancer;
   std::int64_t watched_progress = -1;
   job_ckpt ckpt;  // checkpoints and resume (actors/job_checkpoint.hpp)
+  // Issue 5: members, the step in flight's owed slices, hang deadline, fault counters.
+  membership mem;
 };
 
 caf::behavior job_actor(stateful<job_state>* self, job_launch launch);

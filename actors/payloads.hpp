@@ -10,11 +10,13 @@
 
 #include <caf/actor.hpp>
 
+#include "actors/fault_injection.hpp"
 #include "actors/report.hpp"
 #include "core/config.hpp"
 #include "data/dataset.hpp"
 #include "devices/device.hpp"
 #include "models/model.hpp"
+#include "policies/supervision.hpp"
 
 namespace troupe::actors {
 
@@ -55,6 +57,14 @@ struct worker_setup {
   double share = 1.0;
   // data.priority: where the per-sample losses of each computed slice go.
   caf::actor distributor;
+  // Issue 5: the job's fault plan (kill, hang, drop, partition fire once per job), this
+  // incarnation's release token (a supervisor restart gets a fresh one), the longest a hang may
+  // block (the job's watchdog), and what the supervisor needs to decide on a failure.
+  std::shared_ptr<fault_plan> faults;
+  std::shared_ptr<cancel_token> cancel = std::make_shared<cancel_token>();
+  double max_hang_seconds = 600.0;
+  policies::policy_table supervision;
+  std::uint64_t seed = 1;  // the job's: backoff jitter is reproducible
 };
 
 // A job handed to the task manager.

@@ -83,7 +83,7 @@ caf::behavior rebalancer_actor(stateful<rebalancer_state>* self, caf::actor job,
       // Edge 1.
       [=](const msg::step_metrics& m) {
         auto& st = self->state;
-        if (!st.gate.admit(m)) return;
+        if (!st.gate.follow(m)) return;
         // m.step counts completed steps; the timings are of step m.step - 1.
         auto d = st.tuner->observe(m.step - 1, m.worker_samples, m.worker_compute_seconds);
         if (!d) return;

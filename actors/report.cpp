@@ -44,6 +44,7 @@ nlohmann::json to_json(const job_report& j) {
       {"faults",
        {{"injected", j.faults.injected},
         {"failures", j.faults.failures},
+        {"failures_by_class", j.faults.failures_by_class},
         {"restarts", j.faults.restarts},
         {"migrations", j.faults.migrations},
         {"lost_steps", j.faults.lost_steps},

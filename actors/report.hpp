@@ -3,6 +3,7 @@
 // contract): what each job did and what the cluster looked like. Plain structs, no CAF, so that
 // embedding apps and tests read them directly; to_json() writes exactly the documented keys.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@ struct worker_report {
 struct fault_report {
   std::int64_t injected = 0;
   std::int64_t failures = 0;
+  std::map<std::string, std::int64_t> failures_by_class;  // crash, hang, ... -> count
   std::int64_t restarts = 0;
   std::int64_t migrations = 0;
   std::int64_t lost_steps = 0;

@@ -20,6 +20,7 @@
 #include "apps/command.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
+#include "core/fault_spec.hpp"
 
 namespace troupe::apps {
 namespace {
@@ -103,15 +104,38 @@ std::string default_log_dir(const std::string& report) {
   return (dir.empty() ? std::filesystem::path("logs") : dir / "logs").string();
 }
 
+// `--inject SPEC` (repeatable) and `--fault-soak N` apply to every job of the config; a fault
+// whose device a job does not use never fires there.
+void add_faults(config::run_config& cfg, const std::vector<std::string>& specs,
+                const std::string& soak) {
+  for (const auto& text : specs) {
+    const auto f = config::parse_fault(text, "--inject");
+    config::check_fault_target(f, cfg.cluster, text, "--inject");
+    for (auto& j : cfg.jobs) j.faults.push_back(f);
+  }
+  if (soak.empty()) return;
+  std::size_t used = 0;
+  long long n = -1;
+  try {
+    n = std::stoll(soak, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != soak.size() || n < 1)
+    throw input_error("--fault-soak '" + soak + "': expected a count >= 1");
+  for (auto& j : cfg.jobs) j.fault_soak = n;
+}
+
 int run(const std::vector<std::string>& argv) {
-  args a(argv, {"report", "log-dir", "resume"}, {"quiet"}, {"set"});
+  args a(argv, {"report", "log-dir", "resume", "fault-soak"}, {"quiet"}, {"set", "inject"});
   if (a.positionals().size() != 1)
     throw input_error(
         "expected one CONFIG file (usage: troupe run CONFIG [--set PATH=VALUE ...] "
-        "[--report FILE.json] [--log-dir DIR] [--resume DIR] [--quiet])");
+        "[--report FILE.json] [--log-dir DIR] [--resume DIR] [--inject SPEC ...] "
+        "[--fault-soak N] [--quiet])");
   // Bad input fails here, before any actor starts: exit 2 through main's input_error handler.
   auto cfg = config::load_config(a.positionals()[0], a.all("set"));
   for (const auto& note : cfg.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  add_faults(cfg, a.all("inject"), a.get_or("fault-soak", ""));
   const std::string report_path = a.get_or("report", "");
   runtime_options opts;
   opts.log_dir = a.get_or("log-dir", default_log_dir(report_path));
@@ -152,7 +176,7 @@ int run(const std::vector<std::string>& argv) {
 const command_registrar reg{
     {"run", "run the jobs of a config on an in-process heterogeneous cluster",
      "usage: troupe run CONFIG [--set PATH=VALUE ...] [--report FILE.json] [--log-dir DIR] "
-     "[--resume DIR] [--quiet]\n\n"
+     "[--resume DIR] [--inject SPEC ...] [--fault-soak N] [--quiet]\n\n"
      "  --set PATH=VALUE  override a config key by dotted path (jobs.0.epochs=1,\n"
      "                    cluster.groups.1.slowdown=4); repeatable\n"
      "  --report FILE     write the run report as JSON (docs/REPORT.md)\n"
@@ -160,7 +184,10 @@ const command_registrar reg{
      "                    report, else ./troupe-logs)\n"
      "  --resume DIR      continue each job from its newest valid checkpoint in DIR/JOB/\n"
      "                    (a torn or corrupt one is skipped; none: the job starts fresh)\n"
-     "  --quiet           no progress line or log lines; only the summary\n\n"
+     "  --quiet           no progress line or log lines; only the summary\n"
+     "  --inject SPEC     inject a fault (kill:GROUP/INDEX@STEP, hang:GROUP/INDEX@STEP[+SECONDS],\n"
+     "                    drop:..., slow:..., partition:GROUP@FIRST-LAST); repeatable\n"
+     "  --fault-soak N    N random faults over each job's steps, drawn from the job seed\n\n"
      "exit: 0 every job completed, 2 bad input (nothing trained), 1 a job failed",
      run}};
 

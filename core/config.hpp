@@ -108,6 +108,7 @@ struct job_config {
   double share = 1.0;  // weight on shared devices (cluster.shares: fixed)
   checkpoint_config checkpoint;
   std::vector<fault_config> faults;
+  std::int64_t fault_soak = 0;  // `troupe run --fault-soak N`: N random faults (no YAML key)
   std::map<std::string, std::string> supervision;  // failure class -> restart | migrate | fail-job
 };
 

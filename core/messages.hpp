@@ -9,7 +9,8 @@
 //   priority  : set_priority
 //   load      : step_metrics, split_update, split_decision
 //   lifecycle : register_group, spawn_worker, worker_ready, heartbeat, worker_down,
-//               restart_worker, migrate_worker, drain, release, job_finished
+//               worker_failed, step_timeout, restart_worker, migrate_worker, drain, release,
+//               job_finished
 //   checkpoint: ckpt_capture, ckpt_part, ckpt_write, ckpt_written (issue 5)
 //
 // Every message that belongs to a job carries (job, epoch). `epoch` is the MEMBERSHIP epoch
@@ -283,15 +284,43 @@ struct heartbeat {
   std::int64_t seq = 0;
 };
 
-// group_supervisor -> job: a worker died (the hook issue 5 turns into restart/migrate).
+// group_supervisor -> job: a worker failed and what the supervisor does about it. `kind` is the
+// failure class (crash | hang | device-error | out-of-memory | lost-group, policies/supervision)
+// or `input` (it could not build its device or model); `action` is restart (after a backoff; the
+// new incarnation sends worker_ready) | migrate (gone: its share moves to the others) |
+// fail-job. `epoch` is the one the worker was spawned in: the job matches it by rank.
 struct worker_down {
   job_id job = 0;
   epoch_id epoch = 0;
   std::int32_t rank = 0;
-  std::string kind;  // crash | input (failed to build its device or model); issue 5 adds more
+  std::string kind;
+  std::string reason;
+  std::string action;
+  std::string decision;  // the supervisor's one line for the job log
+};
+
+// job -> group_supervisor: the job found this worker failed without dying (no answer by the step
+// deadline: hang, or its whole group silent: lost-group). The supervisor releases and stops it
+// and answers worker_down like for a death.
+struct worker_failed {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int32_t rank = 0;
+  std::string kind;
   std::string reason;
 };
 
+// job -> itself: the hang deadline of one dispatch of `step` (`seq` numbers the dispatches, so a
+// timer of an earlier one is ignored).
+struct step_timeout {
+  job_id job = 0;
+  epoch_id epoch = 0;
+  std::int64_t step = 0;
+  std::int64_t seq = 0;
+};
+
+// group_supervisor -> itself (the backoff timer), or job -> group_supervisor (the last member
+// must not be migrated away): start a new incarnation of the failed worker of `rank`.
 struct restart_worker {
   job_id job = 0;
   epoch_id epoch = 0;
@@ -435,7 +464,9 @@ TROUPE_INSPECT(register_group, x.name, x.device, x.count)
 TROUPE_INSPECT(spawn_worker, x.job, x.epoch, x.rank, x.device_index, x.name)
 TROUPE_INSPECT(worker_ready, x.job, x.epoch, x.rank, x.capability)
 TROUPE_INSPECT(heartbeat, x.job, x.epoch, x.rank, x.seq)
-TROUPE_INSPECT(worker_down, x.job, x.epoch, x.rank, x.kind, x.reason)
+TROUPE_INSPECT(worker_down, x.job, x.epoch, x.rank, x.kind, x.reason, x.action, x.decision)
+TROUPE_INSPECT(worker_failed, x.job, x.epoch, x.rank, x.kind, x.reason)
+TROUPE_INSPECT(step_timeout, x.job, x.epoch, x.step, x.seq)
 TROUPE_INSPECT(restart_worker, x.job, x.epoch, x.rank)
 TROUPE_INSPECT(migrate_worker, x.job, x.epoch, x.rank, x.to_group)
 TROUPE_INSPECT(drain, x.job, x.epoch)
@@ -519,6 +550,8 @@ CAF_ADD_TYPE_ID(troupe, (troupe::msg::sample_losses))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::share_member))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::share_decision))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::share_update))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::worker_failed))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::step_timeout))
 CAF_ADD_TYPE_ID(troupe, (std::vector<float>))
 CAF_ADD_TYPE_ID(troupe, (std::vector<double>))
 CAF_ADD_ATOM(troupe, troupe::msg, start_atom, "start")

@@ -1,0 +1,176 @@
+// The group supervisor on CAF's deterministic scheduler, with light stand-in workers: a crash is
+// restarted after an exponential backoff (simulated time, no sleeps), the failure past the
+// restart intensity escalates to migration, a hang reported by the job releases and stops the
+// worker, the job's supervision map picks the policy, and a release cancels pending restarts.
+#include "actors/group_supervisor.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <memory>
+
+#include <caf/scheduler/test_coordinator.hpp>
+
+using namespace troupe;
+using namespace troupe::actors;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct recorded {
+  std::vector<msg::worker_down> downs;
+  std::vector<caf::actor> workers;  // every incarnation, from its worker_ready
+};
+
+// Stands in for the job: asks for workers, records what comes back.
+caf::behavior fake_job(caf::event_based_actor* self, std::shared_ptr<recorded> rec) {
+  return {
+      [=](const msg::spawn_worker& sw, const msg::local_ref<worker_setup>& setup, caf::actor sup) {
+        self->request(sup, caf::infinite, sw, setup).then([](caf::actor&) {});
+      },
+      [=](const msg::worker_ready&) {
+        rec->workers.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
+      },
+      [=](const msg::worker_down& d) { rec->downs.push_back(d); },
+  };
+}
+
+caf::behavior fake_worker(caf::event_based_actor* self, caf::actor job, msg::spawn_worker spec) {
+  self->send(job, msg::worker_ready{spec.job, spec.epoch, spec.rank, 1.0});
+  return {[=](msg::finish_atom, const std::string& why) { self->quit(runtime_failure(why)); }};
+}
+
+struct fixture {
+  caf::actor_system_config cfg;
+  caf::actor_system sys;
+  caf::scheduler::test_coordinator& sched;
+  std::shared_ptr<recorded> rec = std::make_shared<recorded>();
+  caf::actor job, sup;
+
+  static caf::actor_system_config& prepare(caf::actor_system_config& c) {
+    register_types(c);
+    use_test_scheduler(c);
+    return c;
+  }
+  fixture()
+      : sys(prepare(cfg)), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
+    job = sys.spawn(fake_job, rec);
+    worker_factory factory =
+        [](caf::event_based_actor* s, caf::actor j, const msg::spawn_worker& spec,
+           const msg::local_ref<worker_setup>&) { return s->spawn(fake_worker, j, spec); };
+    policies::backoff_params b;
+    b.base_seconds = 0.05;
+    b.factor = 2.0;
+    b.jitter = 0.0;  // exact backoffs: 50, 100, 200 ms
+    config::group_config g;
+    g.name = "cpu";
+    sup = sys.spawn(group_supervisor_with, g, caf::actor{}, factory, b);
+    sched.run();
+  }
+  ~fixture() {
+    caf::anon_send(sup, msg::release{9, 1});
+    sched.run();
+    caf::anon_send_exit(sup, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(job, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  std::shared_ptr<worker_setup> spawn(std::int32_t rank,
+                                      const std::map<std::string, std::string>& supervision = {}) {
+    auto setup = std::make_shared<worker_setup>();
+    setup->supervision = policies::policy_table::from_config(supervision);
+    caf::anon_send(job, msg::spawn_worker{9, 1, rank, rank, "cpu/" + std::to_string(rank)},
+                   msg::local_ref<worker_setup>{setup}, sup);
+    sched.run();
+    return setup;
+  }
+  void crash(const caf::actor& w) {
+    caf::anon_send(w, msg::finish_atom_v, std::string("injected kill at step 5"));
+    sched.run();
+  }
+  void advance(caf::timespan d) {
+    sched.advance_time(d);
+    sched.run();
+  }
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(fixture, "crashes restart with exponential backoff, then escalate to migration") {
+  spawn(1);
+  REQUIRE(rec->workers.size() == 1);
+  const std::vector<caf::timespan> backoffs = {50ms, 100ms, 200ms};
+  for (std::size_t k = 0; k < backoffs.size(); ++k) {
+    CAPTURE(k);
+    crash(rec->workers.back());
+    REQUIRE(rec->downs.size() == k + 1);
+    CHECK(rec->downs.back().kind == "crash");
+    CHECK(rec->downs.back().action == "restart");
+    CHECK(rec->downs.back().rank == 1);
+    // Not before the backoff...
+    advance(backoffs[k] - 1ms);
+    CHECK(rec->workers.size() == k + 1);
+    // ...and right after it, a new incarnation.
+    advance(1ms);
+    CHECK(rec->workers.size() == k + 2);
+  }
+  // Restart R + 1 = 4 within the window: escalate.
+  crash(rec->workers.back());
+  REQUIRE(rec->downs.size() == 4);
+  CHECK(rec->downs.back().action == "migrate");
+  advance(10s);
+  CHECK(rec->workers.size() == 4);
+  // The job keeps its last member: it asks for the restart itself.
+  caf::anon_send(sup, msg::restart_worker{9, 1, 1});
+  sched.run();
+  CHECK(rec->workers.size() == 5);
+}
+
+TEST_CASE_FIXTURE(fixture, "a hang reported by the job releases, stops and restarts the worker") {
+  auto setup = spawn(0);
+  REQUIRE(rec->workers.size() == 1);
+  caf::anon_send(sup, msg::worker_failed{9, 1, 0, "hang", "no answer within 0.5 s"});
+  sched.run();
+  CHECK(setup->cancel->cancelled());  // the hung thread wakes up and quits
+  REQUIRE(rec->downs.size() == 1);
+  CHECK(rec->downs[0].kind == "hang");
+  CHECK(rec->downs[0].action == "restart");
+  advance(50ms);
+  CHECK(rec->workers.size() == 2);
+  // The stopped incarnation's own exit is not a second failure.
+  CHECK(rec->downs.size() == 1);
+  // A report for a worker that is already gone is ignored.
+  caf::anon_send(sup, msg::worker_failed{9, 1, 7, "hang", "unknown rank"});
+  sched.run();
+  CHECK(rec->downs.size() == 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "the job's supervision map picks the policy per class") {
+  spawn(0, {{"crash", "migrate"}});
+  spawn(1, {{"crash", "fail-job"}});
+  REQUIRE(rec->workers.size() == 2);
+  crash(rec->workers[0]);
+  crash(rec->workers[1]);
+  REQUIRE(rec->downs.size() == 2);
+  CHECK(rec->downs[0].action == "migrate");
+  CHECK(rec->downs[1].action == "fail-job");
+  CHECK_FALSE(sched.has_pending_timeout());
+  // A device error's default is migrate (policies/supervision.hpp), found from the reason text.
+  spawn(2);
+  caf::anon_send(rec->workers.back(), msg::finish_atom_v,
+                 std::string("CUDA error: illegal access"));
+  sched.run();
+  REQUIRE(rec->downs.size() == 3);
+  CHECK(rec->downs[2].kind == "device-error");
+  CHECK(rec->downs[2].action == "migrate");
+}
+
+TEST_CASE_FIXTURE(fixture, "a release drops a pending restart") {
+  spawn(0);
+  crash(rec->workers.back());
+  REQUIRE(rec->downs.size() == 1);
+  caf::anon_send(sup, msg::release{9, 1});
+  sched.run();
+  advance(1s);
+  CHECK(rec->workers.size() == 1);
+}
