@@ -171,10 +171,16 @@ TEST_CASE_FIXTURE(fixture, "with +-15% timing noise the split still settles with
         1.08 * policies::predicted_makespan(speeds_124, target));
 }
 
-TEST_CASE_FIXTURE(fixture, "timings of another epoch are dropped") {
+TEST_CASE_FIXTURE(fixture, "timings of an older epoch are dropped, a newer epoch is followed") {
   const std::vector<std::int64_t> even = {342, 341, 341};
-  for (std::int64_t s = 0; s < 5; ++s) CHECK(step(s, even, speeds_124, 2) == 0);
+  for (std::int64_t s = 0; s < 5; ++s) CHECK(step(s, even, speeds_124, 0) == 0);
   CHECK(rec->updates.empty());
+  // Only the job makes epochs: a newer one is a membership change (issue 5), and the decisions
+  // carry it.
+  std::size_t decisions = 0;
+  for (std::int64_t s = 0; s < 5; ++s) decisions += step(s, even, speeds_124, 2);
+  REQUIRE(decisions > 0);
+  CHECK(rec->updates.back().epoch == 2);
 }
 
 TEST_CASE("split_tuner ignores a shortened step and resynchronises with the observed split") {
