@@ -15,6 +15,7 @@
 //   4. loading fails: reply the error (input_failure for bad input); a later (data_atom) retries.
 //   5. sample_losses(e, step) + local_ref<sample_loss_list> from a worker (`data.priority`): the
 //      samples' scores follow their losses (actors/job_priority.hpp).
+// With `data.mode: sharded`, edge 3 takes each rank's slice from its own shard (shard_plan.hpp).
 // With `data.priority`, edge 3 draws the step's indices by priority (with replacement, weights
 // in the index list) instead of taking the pass's permutation slice.
 // Messages of another epoch are dropped (counted) as everywhere.
@@ -25,6 +26,7 @@
 #include "actors/epoch_gate.hpp"
 #include "actors/job_data.hpp"
 #include "actors/job_priority.hpp"
+#include "actors/shard_plan.hpp"
 
 namespace troupe::actors {
 
@@ -35,6 +37,7 @@ struct distributor_state {
   data_bundle data;
   std::optional<step_sampler> sampler;
   std::optional<priority_plan> priority;  // data.priority
+  std::optional<shard_plan> shards;       // data.mode: sharded (cut at the first plan)
   std::vector<double> weights;            // by rank; empty until the job sends a split
 };
 

@@ -220,6 +220,12 @@ void read_data(const map_view& v, data_config& d) {
     p->number("beta", pc.beta, unit_closed);
     d.priority = pc;
   }
+  // Shards are cut once by the start-up weights and sampled in place: an adaptive split or a
+  // priority draw over the whole set would have to move samples between shards every step.
+  if (d.mode == "sharded" && d.split == "adaptive")
+    v.fail("mode", "mode: sharded takes its split from the shards; use split: even or weighted");
+  if (d.mode == "sharded" && d.priority)
+    v.fail("mode", "mode: sharded cannot be combined with priority (it draws from the whole set)");
   v.only_with("synthetic", d.dataset == "synthetic", "dataset: synthetic");
   if (const auto s = v.sub("synthetic")) {
     s->enumeration("kind", d.synthetic_kind, {"blobs", "linear", "hard-easy"});

@@ -104,11 +104,14 @@ TEST_CASE("every key of the schema is read into its field") {
       synthetic: {kind: linear, samples: 500}
       mode: sharded
       neighbour_exchange: 0.25
-      priority: {alpha: 0.6, beta: 0.4}
       preprocess: standardize
+  - name: c
+    data:
+      dataset: synthetic
+      priority: {alpha: 0.6, beta: 0.4}
 )",
                                "good.yaml");
-  REQUIRE(rc.jobs.size() == 2);
+  REQUIRE(rc.jobs.size() == 3);
   const auto& a = rc.jobs[0];
   CHECK(a.priority == 3);
   CHECK(a.model.kind == "cnn");
@@ -136,8 +139,9 @@ TEST_CASE("every key of the schema is read into its field") {
   CHECK(b.data.synthetic_kind == "linear");
   CHECK(b.data.synthetic_samples == 500);
   CHECK(b.data.neighbour_exchange == doctest::Approx(0.25));
-  REQUIRE(b.data.priority.has_value());
-  CHECK(b.data.priority->alpha == doctest::Approx(0.6));
+  const auto& c = rc.jobs[2];
+  REQUIRE(c.data.priority.has_value());
+  CHECK(c.data.priority->alpha == doctest::Approx(0.6));
   CHECK(b.data.preprocess == std::vector<std::string>{"standardize"});
 }
 
@@ -361,6 +365,10 @@ TEST_CASE("enum values out of range") {
   const auto add = [](const std::string& lines) { return error_of(base + lines); };
   expect(error_of(data_with("      split: uneven\n")), "13: jobs[0].data.split:", "even, weighted");
   expect(error_of(data_with("      mode: local\n")), "13: jobs[0].data.mode:", "global, sharded");
+  expect(error_of(data_with("      mode: sharded\n      split: adaptive\n")),
+         "13: jobs[0].data.mode:", "use split: even or weighted");
+  expect(error_of(data_with("      mode: sharded\n      priority: {alpha: 1}\n")),
+         "13: jobs[0].data.mode:", "cannot be combined with priority");
   expect(add("    sync: {mode: ring}\n"), "14: jobs[0].sync.mode:", "ps, allreduce, local");
   expect(add("    optimizer: {kind: adm}\n"), "14: jobs[0].optimizer.kind:", "'adam'");
   expect(add("    optimizer: {form: sharded}\n"), "14: jobs[0].optimizer.form:", "replicated");
