@@ -157,8 +157,7 @@ outcome run_once(const params& p, bool prioritised, std::uint64_t seed) {
   opts.wait_seconds = 600;
   runtime rt(cfg, opts);
   const auto report = rt.run();
-  if (report.jobs.size() == 1 && report.jobs[0].bad_input)
-    throw input_error(report.jobs[0].error);
+  if (report.jobs.size() == 1 && report.jobs[0].bad_input) throw input_error(report.jobs[0].error);
   if (report.jobs.size() != 1 || report.jobs[0].status != "completed")
     throw runtime_failure("bench priority: the run did not complete: " +
                           (report.jobs.empty() ? std::string("no job") : report.jobs[0].error));
