@@ -41,19 +41,15 @@ void sim_device::set_share(const std::string& job, double weight) {
   if (gate_) gate_->set_weight(job, weight);
 }
 
-template <class Compute>
-models::step_stats sim_device::run_gated(Compute&& compute, step_timing* timing) {
+// The share gate around one call, and its timing; `work(sw)` computes and stretches.
+template <class Work>
+models::step_stats sim_device::run_gated(Work&& work, step_timing* timing) {
   double waited = 0.0;
   if (gate_) waited = gate_->acquire(job_);
   stopwatch sw;
-  const double cpu0 = cpu_clock_ ? cpu_clock_() : 0.0;
   models::step_stats stats;
   try {
-    stats = compute();
-    const double wall = sw.seconds();
-    const double own = cpu_clock_ ? cpu_clock_() - cpu0 : wall;
-    const double target = own * slowdown();
-    if (target > wall) idle_(std::chrono::duration<double>(target - wall));
+    stats = work(sw);
   } catch (...) {
     if (gate_) gate_->release(job_, sw.seconds());
     throw;
@@ -67,12 +63,27 @@ models::step_stats sim_device::run_gated(Compute&& compute, step_timing* timing)
   return stats;
 }
 
+template <class Compute>
+models::step_stats sim_device::run_whole(Compute&& compute, step_timing* timing) {
+  return run_gated(
+      [&](const stopwatch& sw) {
+        const double cpu0 = cpu_clock_ ? cpu_clock_() : 0.0;
+        auto stats = compute();
+        const double wall = sw.seconds();
+        const double own = cpu_clock_ ? cpu_clock_() - cpu0 : wall;
+        const double target = own * slowdown();
+        if (target > wall) idle_(std::chrono::duration<double>(target - wall));
+        return stats;
+      },
+      timing);
+}
+
 models::step_stats sim_device::run_step(models::model& m, const float* params,
                                         const models::batch& b, float* grad_sum,
                                         step_timing* timing) {
   const std::size_t pieces = pace_pieces(b);
   if (pieces <= 1)
-    return run_gated([&] { return base_->run_step(m, params, b, grad_sum, nullptr); }, timing);
+    return run_whole([&] { return base_->run_step(m, params, b, grad_sum, nullptr); }, timing);
   return run_paced(m, params, b, grad_sum, pieces, timing);
 }
 
@@ -90,51 +101,42 @@ std::size_t sim_device::pace_pieces(const models::batch& b) const {
 models::step_stats sim_device::run_paced(models::model& m, const float* params,
                                          const models::batch& b, float* grad_sum,
                                          std::size_t pieces, step_timing* timing) {
-  double waited = 0.0;
-  if (gate_) waited = gate_->acquire(job_);
-  stopwatch sw;
-  models::step_stats stats;
-  try {
-    const std::size_t n = m.layout().size();
-    piece_grad_.resize(n);
-    const double s = slowdown();
-    double own = 0.0, idled = 0.0, busy = 0.0;
-    std::size_t first = 0;
-    for (std::size_t k = 0; k < pieces; ++k) {
-      const std::size_t rows = b.size / pieces + (k < b.size % pieces ? 1 : 0);
-      const auto piece = models::rows_of(b, first, rows);
-      first += rows;
-      stopwatch piece_sw;
-      const double cpu0 = cpu_clock_();
-      stats += base_->run_step(m, params, piece, k == 0 ? grad_sum : piece_grad_.data(), nullptr);
-      own += cpu_clock_() - cpu0;
-      if (k > 0)
-        for (std::size_t i = 0; i < n; ++i) grad_sum[i] += piece_grad_[i];
-      busy += piece_sw.seconds();
-      // The wall clock corrects an idle that overslept; the bookkeeping covers an idle function
-      // that does not really wait (tests).
-      const double behind = own * s - std::max(sw.seconds(), busy + idled);
-      if (behind > 0) {
-        idle_(std::chrono::duration<double>(behind));
-        idled += behind;
-      }
-    }
-  } catch (...) {
-    if (gate_) gate_->release(job_, sw.seconds());
-    throw;
-  }
-  const double used = sw.seconds();
-  if (gate_) gate_->release(job_, used);
-  if (timing) {
-    timing->compute_seconds = used;
-    timing->gate_wait_seconds = waited;
-  }
-  return stats;
+  return run_gated(
+      [&](const stopwatch& sw) {
+        models::step_stats stats;
+        const std::size_t n = m.layout().size();
+        piece_grad_.resize(n);
+        const double s = slowdown();
+        double own = 0.0, idled = 0.0, busy = 0.0;
+        std::size_t first = 0;
+        for (std::size_t k = 0; k < pieces; ++k) {
+          const std::size_t rows = b.size / pieces + (k < b.size % pieces ? 1 : 0);
+          const auto piece = models::rows_of(b, first, rows);
+          first += rows;
+          stopwatch piece_sw;
+          const double cpu0 = cpu_clock_();
+          stats +=
+              base_->run_step(m, params, piece, k == 0 ? grad_sum : piece_grad_.data(), nullptr);
+          own += cpu_clock_() - cpu0;
+          if (k > 0)
+            for (std::size_t i = 0; i < n; ++i) grad_sum[i] += piece_grad_[i];
+          busy += piece_sw.seconds();
+          // The wall clock corrects an idle that overslept; the bookkeeping covers an idle
+          // function that does not really wait (tests).
+          const double behind = own * s - std::max(sw.seconds(), busy + idled);
+          if (behind > 0) {
+            idle_(std::chrono::duration<double>(behind));
+            idled += behind;
+          }
+        }
+        return stats;
+      },
+      timing);
 }
 
 models::step_stats sim_device::run_eval(models::model& m, const float* params,
                                         const models::batch& b, step_timing* timing) {
-  return run_gated([&] { return base_->run_eval(m, params, b, nullptr); }, timing);
+  return run_whole([&] { return base_->run_eval(m, params, b, nullptr); }, timing);
 }
 
 }  // namespace troupe::devices

@@ -49,8 +49,11 @@ class sim_device final : public device {
                               step_timing* timing) override;
 
  private:
+  template <class Work>
+  models::step_stats run_gated(Work&& work, step_timing* timing);
+  // The whole call, then the stretch.
   template <class Compute>
-  models::step_stats run_gated(Compute&& compute, step_timing* timing);
+  models::step_stats run_whole(Compute&& compute, step_timing* timing);
   // How many pieces run_step paces a batch in (1: whole); see run_paced.
   std::size_t pace_pieces(const models::batch& b) const;
   models::step_stats run_paced(models::model& m, const float* params, const models::batch& b,
