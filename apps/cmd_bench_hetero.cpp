@@ -16,6 +16,7 @@
 
 #include "actors/runtime.hpp"
 #include "apps/args.hpp"
+#include "apps/bench_run.hpp"
 #include "apps/command.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
@@ -79,34 +80,16 @@ std::string config_yaml(const params& p, const std::vector<device_def>& devs,
   return y;
 }
 
-struct run_result {
-  job_report job;
-  std::vector<live_metrics> steps;  // one per completed step, in order
-};
+using run_result = job_run;
 
 run_result run_job(const params& p, const std::string& yaml) {
   runtime_options o;
   o.wait_seconds = 300;  // a deadline, never a hang
   o.step_deadline_seconds = 60;
   o.log_dir = p.log_dir;
-  runtime rt(config::parse_config(yaml, "bench-hetero.yaml"), o);
-  auto out = std::make_shared<std::vector<live_metrics>>();
-  auto mu = std::make_shared<std::mutex>();
-  rt.on_metrics([out, mu](const live_metrics& m) {
-    std::lock_guard<std::mutex> lock(*mu);
-    out->push_back(m);
-  });
-  auto report = rt.run();
-  if (report.jobs.size() != 1 || report.jobs[0].status != "completed")
-    throw runtime_failure("bench hetero: job did not complete: " +
-                          (report.jobs.empty() ? std::string("no job") : report.jobs[0].error));
-  std::lock_guard<std::mutex> lock(*mu);
-  std::sort(out->begin(), out->end(),
-            [](const live_metrics& a, const live_metrics& b) { return a.step < b.step; });
-  return {report.jobs[0], *out};
+  return run_one_job(yaml, "bench-hetero.yaml", o, "bench hetero");
 }
 
-// Samples per second over steps [from, to) of the live metrics.
 double rate(const std::vector<live_metrics>& s, std::size_t from, std::size_t to) {
   double n = 0, t = 0;
   for (std::size_t i = from; i < to && i < s.size(); ++i) {

@@ -20,6 +20,7 @@
 
 #include "actors/runtime.hpp"
 #include "apps/args.hpp"
+#include "apps/bench_run.hpp"
 #include "apps/command.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
@@ -74,21 +75,9 @@ run_result run_job(const params& p, const std::string& period) {
   o.wait_seconds = 600;  // a deadline, never a hang
   o.step_deadline_seconds = 60;
   o.log_dir = p.log_dir;
-  runtime rt(config::parse_config(config_yaml(p, period), "bench-sync.yaml"), o);
-  auto out = std::make_shared<std::vector<live_metrics>>();
-  auto mu = std::make_shared<std::mutex>();
-  rt.on_metrics([out, mu](const live_metrics& m) {
-    std::lock_guard<std::mutex> lock(*mu);
-    out->push_back(m);
-  });
-  auto report = rt.run();
-  if (report.jobs.size() != 1 || report.jobs[0].status != "completed")
-    throw runtime_failure("bench sync: job did not complete: " +
-                          (report.jobs.empty() ? std::string("no job") : report.jobs[0].error));
-  std::lock_guard<std::mutex> lock(*mu);
-  std::sort(out->begin(), out->end(),
-            [](const live_metrics& a, const live_metrics& b) { return a.step < b.step; });
-  run_result r{report.jobs[0], {}, {}, {}};
+  const auto run = run_one_job(config_yaml(p, period), "bench-sync.yaml", o, "bench sync");
+  const auto* out = &run.steps;
+  run_result r{run.job, {}, {}, {}};
   if (out->empty()) throw runtime_failure("bench sync: no step metrics");
   const double t0 = out->front().elapsed_seconds - out->front().step_seconds;
   double sum = 0;
