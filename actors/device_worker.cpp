@@ -7,6 +7,7 @@
 
 #include "actors/allreduce_step.hpp"
 #include "actors/fault_delay.hpp"
+#include "actors/job_stats.hpp"
 #include "actors/local_step.hpp"
 #include "collectives/errors.hpp"
 #include "core/clock.hpp"
@@ -68,23 +69,12 @@ models::batch view(const data::dataset& d, std::size_t offset, std::size_t count
   return b;
 }
 
-// Eight independent partial sums: the loop pipelines (a single accumulator serialises on the add
-// latency), and float partials over at most n/8 terms each keep enough precision for a statistic.
-double squared_norm(const std::vector<float>& g) {
-  float acc[8] = {};
-  const std::size_t n = g.size(), body = n - n % 8;
-  for (std::size_t i = 0; i < body; i += 8)
-    for (std::size_t k = 0; k < 8; ++k) acc[k] += g[i + k] * g[i + k];
-  double sum = 0.0;
-  for (float a : acc) sum += a;
-  for (std::size_t i = body; i < n; ++i) sum += static_cast<double>(g[i]) * g[i];
-  return sum;
-}
-
 // |G_b|^2 of the MEAN gradient (the buffer holds the sum over b samples): what the noise-scale
 // estimator regresses on 1/b (policies/noise_scale.hpp).
 double mean_sq_norm(const std::vector<float>& sum, std::size_t b) {
-  return b > 0 ? squared_norm(sum) / (static_cast<double>(b) * static_cast<double>(b)) : 0.0;
+  return b > 0 ? squared_norm(sum.data(), sum.size()) /
+                     (static_cast<double>(b) * static_cast<double>(b))
+               : 0.0;
 }
 
 // The `slow` faults of this device (worker_setup::slow): the sim slowdown for `step`.

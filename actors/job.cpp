@@ -69,7 +69,9 @@ job_report make_report(self_ptr self, const std::string& status) {
     r.test_accuracy =
         static_cast<double>(st.eval_stats.correct) / static_cast<double>(st.eval_stats.samples);
   }
-  if (st.store) {
+  // A failed job may stop mid-reduce with the shards still writing: its parameters are not a
+  // consistent version, so only a job that ended at a step boundary reports them.
+  if (st.store && status != "failed") {
     const auto& v = st.store->values;
     double sq = 0.0;
     for (float x : v) sq += static_cast<double>(x) * x;

@@ -224,8 +224,13 @@ std::optional<std::string> on_worker_down(job_self self, const msg::worker_down&
     mb.status[r] = member_status::migrated;
     const bool others = std::any_of(mb.status.begin(), mb.status.end(),
                                     [](member_status s) { return s != member_status::migrated; });
+    if (!others && ++mb.last_worker_restarts > last_worker_restart_limit) {
+      return what + " (" + m.decision + "); no other worker is left, and the last one failed " +
+             std::to_string(last_worker_restart_limit) + " more times after its restarts ran out";
+    }
     if (!others) {
-      // Nobody left to migrate to: restart the last one, whatever the intensity said.
+      // Nobody left to migrate to: restart the last one past its intensity, a bounded number of
+      // times (above), so that a worker that always fails ends the job instead of looping.
       mb.status[r] = member_status::restarting;
       ++mb.report.restarts;
       self->send(supervisor_of(self, r), msg::restart_worker{st.gate.job(), m.epoch, m.rank});
@@ -239,7 +244,17 @@ std::optional<std::string> on_worker_down(job_self self, const msg::worker_down&
   for (const auto& p : mb.owed[r]) mb.orphans.push_back(p);
   mb.owed[r].clear();
   if (!mb.orphans.empty()) mb.step_failed = true;
-  if (was_member) change_membership(self);
+  // A restarted worker waiting for the next step boundary is the only one left: the step in
+  // flight cannot reach that boundary without it, so it joins now.
+  bool promoted = false;
+  if (std::none_of(mb.status.begin(), mb.status.end(),
+                   [](member_status s) { return s == member_status::member; }))
+    for (auto& s : mb.status)
+      if (s == member_status::joining) {
+        s = member_status::member;
+        promoted = true;
+      }
+  if (was_member || promoted) change_membership(self);
   replan_orphans(self);
   recount(self);
   return std::nullopt;

@@ -66,7 +66,12 @@ struct membership {
   policies::step_deadline deadline;
   std::shared_ptr<fault_plan> plan;
   fault_report report;
+  int last_worker_restarts = 0;  // restarts of the last worker past its restart intensity
 };
+
+// How many times the last worker is restarted after its restart intensity escalated (there is
+// nobody to migrate its share to) before the job fails.
+inline constexpr int last_worker_restart_limit = 3;
 
 // After the workers are known (sizes the per-rank state).
 void membership_init(job_self self, double watchdog_seconds);

@@ -8,6 +8,17 @@
 
 namespace troupe::actors {
 
+double squared_norm(const float* v, std::size_t n) {
+  float acc[8] = {};
+  const std::size_t body = n - n % 8;
+  for (std::size_t i = 0; i < body; i += 8)
+    for (std::size_t k = 0; k < 8; ++k) acc[k] += v[i + k] * v[i + k];
+  double sum = 0.0;
+  for (float a : acc) sum += a;
+  for (std::size_t i = body; i < n; ++i) sum += static_cast<double>(v[i]) * v[i];
+  return sum;
+}
+
 double reduced_sq_norm(const std::vector<std::shared_ptr<const std::vector<float>>>& buffers,
                        double total) {
   std::vector<const float*> ptrs;

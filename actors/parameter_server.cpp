@@ -3,24 +3,9 @@
 #include <algorithm>
 
 #include "actors/checkpoint_state.hpp"
+#include "actors/job_stats.hpp"
 
 namespace troupe::actors {
-namespace {
-
-// Eight independent partial sums keep the loop pipelined; float partials over n/8 terms are
-// precise enough for a statistic (the noise scale), which is all this feeds.
-double squared_norm(const float* v, std::size_t n) {
-  float acc[8] = {};
-  const std::size_t body = n - n % 8;
-  for (std::size_t i = 0; i < body; i += 8)
-    for (std::size_t k = 0; k < 8; ++k) acc[k] += v[i + k] * v[i + k];
-  double sum = 0.0;
-  for (float a : acc) sum += a;
-  for (std::size_t i = body; i < n; ++i) sum += static_cast<double>(v[i]) * v[i];
-  return sum;
-}
-
-}  // namespace
 
 std::vector<std::pair<std::size_t, std::size_t>> shard_slices(std::size_t n, int shards) {
   const std::size_t k = std::max<std::size_t>(1, std::min<std::size_t>(n, std::max(1, shards)));

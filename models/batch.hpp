@@ -25,6 +25,7 @@ inline batch rows_of(const batch& b, std::size_t first, std::size_t count) {
   if (b.labels) out.labels = b.labels + first;
   if (b.targets) out.targets = b.targets + first;
   if (b.weights) out.weights = b.weights + first;
+  if (b.sample_loss) out.sample_loss = b.sample_loss + first;
   out.size = count;
   return out;
 }

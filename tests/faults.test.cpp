@@ -111,3 +111,32 @@ TEST_CASE("kills past the restart intensity escalate to migration and the job co
   CHECK(r.workers[1].steps < long_steps - 10);
   CHECK(r.workers[0].steps == long_steps);
 }
+
+TEST_CASE("a last worker that keeps failing ends the job instead of restarting forever") {
+  // One worker: past its restart intensity (3 in 60 s) there is nobody to migrate its share to,
+  // so it is restarted last_worker_restart_limit more times, and the next failure fails the job.
+  std::string yaml = config_text(
+      "    faults:\n"
+      "      - {step: 10, action: kill, target: cpu/0}\n"
+      "      - {step: 20, action: kill, target: cpu/0}\n"
+      "      - {step: 30, action: kill, target: cpu/0}\n"
+      "      - {step: 40, action: kill, target: cpu/0}\n"
+      "      - {step: 50, action: kill, target: cpu/0}\n"
+      "      - {step: 60, action: kill, target: cpu/0}\n"
+      "      - {step: 70, action: kill, target: cpu/0}\n",
+      steps);
+  yaml.replace(yaml.find("count: 2"), 8, "count: 1");
+  yaml.replace(yaml.find("    - {name: slow"), yaml.find("jobs:") - yaml.find("    - {name: slow"),
+               "");
+  troupe::runtime_options opts;
+  opts.wait_seconds = 120;
+  troupe::runtime rt(troupe::config::parse_config(yaml, "last.yaml"), opts);
+  const auto report = rt.run();
+  REQUIRE(report.jobs.size() == 1);
+  const auto& j = report.jobs[0];
+  INFO("error: " << j.error);
+  CHECK(j.status == "failed");
+  CHECK(j.error.find("no other worker is left") != std::string::npos);
+  CHECK(j.steps == 70);
+  CHECK(j.faults.restarts == 6);
+}
