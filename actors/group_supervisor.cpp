@@ -129,6 +129,8 @@ caf::behavior group_supervisor_with(stateful<group_state>* self, config::group_c
           it = it->first.first == r.job ? st.failed.erase(it) : std::next(it);
         for (auto it = st.intensity.begin(); it != st.intensity.end();)
           it = it->first.first == r.job ? st.intensity.erase(it) : std::next(it);
+        for (auto it = st.jitter.begin(); it != st.jitter.end();)
+          it = it->first.first == r.job ? st.jitter.erase(it) : std::next(it);
         for (auto it = st.workers.begin(); it != st.workers.end();) {
           if (it->second.spec.job != r.job) {
             ++it;
