@@ -91,17 +91,21 @@ TEST_CASE("a hung worker is found by the step deadline; a dropped result too") {
 }
 
 TEST_CASE("kills past the restart intensity escalate to migration and the job completes") {
-  // Long enough for three restarts (backoffs of about 50, 100 and 200 ms) to come back first.
-  constexpr std::int64_t long_steps = 160;  // 10 passes
+  // Long enough for three restarts (backoffs of about 50, 100 and 200 ms) to come back first:
+  // 10 passes, with the slow device 8x slower still, so that the run lasts well over a second on
+  // any machine (at full speed it could end before the third restart came back, and the fourth
+  // kill never fired). The slowdown changes timing only: the split is the config's.
+  constexpr std::int64_t long_steps = 160;
   const auto base = run("", long_steps);
   const auto r =
       run("    faults:\n"
+          "      - {step: 0, action: slow, target: slow/0, factor: 8}\n"
           "      - {step: 10, action: kill, target: cpu/1}\n"
           "      - {step: 20, action: kill, target: cpu/1}\n"
           "      - {step: 30, action: kill, target: cpu/1}\n"
           "      - {step: 40, action: kill, target: cpu/1}\n",
           long_steps);
-  CHECK(r.faults.injected == 4);
+  CHECK(r.faults.injected == 5);  // the slow window and four kills
   CHECK(r.faults.failures_by_class.at("crash") == 4);
   CHECK(r.faults.restarts == 3);
   CHECK(r.faults.migrations == 1);
