@@ -1,0 +1,74 @@
+#include "actors/job_report.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "actors/fault_delay.hpp"
+#include "actors/job_checkpoint.hpp"
+#include "actors/job_membership.hpp"
+#include "actors/local_step.hpp"
+#include "core/hash.hpp"
+
+namespace troupe::actors {
+
+job_report make_report(stateful<job_state>* self, const std::string& status) {
+  auto& st = self->state;
+  const auto& cfg = st.launch.cfg;
+  job_report r;
+  r.name = cfg.name;
+  r.status = status;
+  r.epochs = st.step > 0 ? st.pass + 1 : 0;
+  r.steps = st.step;
+  r.global_batch = cfg.batch;
+  r.started_s = std::chrono::duration<double>(st.job_t0 - st.launch.run_t0).count();
+  r.finished_s = seconds_since(st.launch.run_t0);
+  r.wall_seconds = r.finished_s - r.started_s;
+  r.step_seconds = st.step_seconds_total;
+  if (st.step_seconds_total > 0)
+    r.samples_per_second = static_cast<double>(st.samples_total) / st.step_seconds_total;
+  if (st.pass_stats.samples > 0)
+    r.train_loss = st.pass_stats.loss_sum / static_cast<double>(st.pass_stats.samples);
+  if (st.eval_stats.samples > 0) {
+    r.test_loss = st.eval_stats.loss_sum / static_cast<double>(st.eval_stats.samples);
+    r.test_accuracy =
+        static_cast<double>(st.eval_stats.correct) / static_cast<double>(st.eval_stats.samples);
+  }
+  // A failed job may stop mid-reduce with the shards still writing: its parameters are not a
+  // consistent version, so only a job that ended at a step boundary reports them.
+  if (st.store && status != "failed") {
+    const auto& v = st.store->values;
+    double sq = 0.0;
+    for (float x : v) sq += static_cast<double>(x) * x;
+    r.params.count = v.size();
+    r.params.l2 = std::sqrt(sq);
+    r.params.fnv1a64 = fnv1a64(v.data(), v.size() * sizeof(float));
+    r.final_params = std::make_shared<const std::vector<float>>(v);
+  }
+  for (const auto& w : st.workers) {
+    worker_report wr;
+    wr.name = w.name;
+    wr.group = w.group;
+    wr.device = w.device;
+    wr.samples = w.samples;
+    wr.steps = w.steps;
+    wr.mean_batch = w.steps > 0 ? static_cast<double>(w.samples) / static_cast<double>(w.steps) : 0;
+    wr.compute_seconds = w.compute_seconds;
+    wr.samples_per_second =
+        w.compute_seconds > 0 ? static_cast<double>(w.samples) / w.compute_seconds : 0.0;
+    wr.busy_fraction = st.step_seconds_total > 0 ? w.compute_seconds / st.step_seconds_total : 0;
+    r.workers.push_back(wr);
+  }
+  r.stale_dropped = st.gate.dropped();
+  r.rebalances = st.stats.rebalances;
+  r.imbalance_index = st.stats.mean_imbalance();
+  r.noise_scale = st.stats.noise_scale();
+  r.faults = fault_summary(self);
+  fill_sync_report(r, cfg, st.local.get(), st.step);
+  r.faults.injected += started_delays(st.mem.plan ? st.mem.plan->faults() : cfg.faults, st.step);
+  fill_checkpoint_report(self, r);
+  return r;
+}
+
+}  // namespace troupe::actors
