@@ -3,6 +3,7 @@
 // call whose spelling differs between 0.17 and 1.x goes through here, so a port touches one file:
 // spawning detached actors, registering our id block, the deterministic test scheduler and how
 // errors carry their text.
+#include <chrono>
 #include <string>
 
 #include <caf/actor.hpp>
@@ -19,6 +20,11 @@
 #include "core/messages.hpp"
 
 namespace troupe::actors {
+
+// Seconds as a CAF duration, for delayed sends and request timeouts.
+inline caf::timespan to_timespan(double seconds) {
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(seconds));
+}
 
 template <class State>
 using stateful = caf::stateful_actor<State>;

@@ -17,10 +17,6 @@
 namespace troupe::actors {
 namespace {
 
-caf::timespan as_timespan(double seconds) {
-  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(seconds));
-}
-
 // Copies rows idx[0..count) of `d` into contiguous buffers and returns the batch over them.
 models::batch gather(worker_state& st, const data::dataset& d, const std::int64_t* idx,
                      std::size_t count) {
@@ -156,7 +152,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   // sync: ps pushes the gradient with step_done: that is what a slow link holds back.
   const double delay = st.setup->sync_mode == "ps" ? delay_seconds(st.setup->delay, cmd.step) : 0;
   if (delay > 0)
-    self->delayed_send(job, as_timespan(delay), done, grad);
+    self->delayed_send(job, to_timespan(delay), done, grad);
   else
     self->send(job, done, grad);
   if (prioritised && st.setup->distributor) {
@@ -178,7 +174,7 @@ bool hold_back(stateful<worker_state>* self, const Cmd& cmd,
   const double delay = delay_seconds(st.setup->delay, cmd.step);
   if (delay <= 0) return false;
   st.delayed_step = cmd.step;
-  self->delayed_send(self, as_timespan(delay), cmd, session);
+  self->delayed_send(self, to_timespan(delay), cmd, session);
   return true;
 }
 

@@ -53,10 +53,8 @@ void on_failure(self_ptr self, const supervised_worker& w, const std::string& ki
   down.decision = d.reason;
   self->send(w.job, down);
   if (d.action == policies::supervisor_action::restart) {
-    self->delayed_send(
-        self,
-        std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(d.backoff_seconds)),
-        msg::restart_worker{w.spec.job, w.spec.epoch, w.spec.rank});
+    self->delayed_send(self, to_timespan(d.backoff_seconds),
+                       msg::restart_worker{w.spec.job, w.spec.epoch, w.spec.rank});
   }
 }
 

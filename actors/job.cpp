@@ -9,6 +9,7 @@
 
 #include "actors/allreduce_step.hpp"
 #include "actors/data_distributor.hpp"
+#include "actors/job_messages.hpp"
 #include "actors/job_report.hpp"
 #include "actors/local_step.hpp"
 #include "actors/parameter_server.hpp"
@@ -25,26 +26,6 @@ namespace troupe::actors {
 namespace {
 
 using self_ptr = stateful<job_state>*;
-using std::chrono::duration_cast;
-
-caf::timespan seconds(double s) {
-  return duration_cast<caf::timespan>(std::chrono::duration<double>(s));
-}
-
-template <class Message>
-Message tagged(self_ptr self) {
-  Message m;
-  m.job = self->state.gate.job();
-  m.epoch = self->state.gate.epoch();
-  return m;
-}
-
-void log(self_ptr self, std::string text) {
-  auto l = tagged<msg::log_line>(self);
-  l.name = self->state.launch.cfg.name;
-  l.text = std::move(text);
-  if (self->state.launch.metrics_hub) self->send(self->state.launch.metrics_hub, std::move(l));
-}
 
 // Edges 5, 6, 7: report, release everything the job holds, quit.
 void finish(self_ptr self, const std::string& status, const std::string& error = "",
@@ -460,7 +441,7 @@ void on_data(self_ptr self, const data_bundle& bundle) {
       sw.rank = rank;
       sw.device_index = dev;
       sw.name = w.name;
-      self->request(slot.supervisor, seconds(st.launch.step_deadline_seconds), sw,
+      self->request(slot.supervisor, to_timespan(st.launch.step_deadline_seconds), sw,
                     msg::local_ref<worker_setup>{setup})
           .then(
               [=](caf::actor& worker) {
@@ -532,11 +513,11 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
   st.distributor =
       spawn_detached(self, data_distributor, st.gate.job(), st.gate.epoch(), st.launch.cfg);
   self->monitor(st.distributor);
-  self->request(st.distributor, seconds(st.launch.step_deadline_seconds), msg::data_atom_v)
+  self->request(st.distributor, to_timespan(st.launch.step_deadline_seconds), msg::data_atom_v)
       .then([=](msg::local_ref<data_bundle>& b) { on_data(self, *b); },
             [=](caf::error& e) { fail(self, e, "loading data"); });
   // Edge 8: the watchdog.
-  self->delayed_send(self, seconds(st.launch.step_deadline_seconds), msg::wait_atom_v);
+  self->delayed_send(self, to_timespan(st.launch.step_deadline_seconds), msg::wait_atom_v);
   return {
       [=](msg::wait_atom) {
         auto& st = self->state;
@@ -547,7 +528,7 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
           return;
         }
         st.watched_progress = st.progress;
-        self->delayed_send(self, seconds(st.launch.step_deadline_seconds), msg::wait_atom_v);
+        self->delayed_send(self, to_timespan(st.launch.step_deadline_seconds), msg::wait_atom_v);
       },
       [=](const msg::worker_ready& m) {
         auto& st = self->state;

@@ -7,6 +7,7 @@
 #include "actors/checkpoint_writer.hpp"
 #include "actors/job.hpp"
 #include "actors/job_data.hpp"
+#include "actors/job_messages.hpp"
 #include "actors/report.hpp"
 #include "core/checkpoint.hpp"
 #include "core/error.hpp"
@@ -17,17 +18,6 @@ namespace {
 // How many checkpoints a job keeps: more than one, so that a newest file damaged after it was
 // written still has a predecessor.
 constexpr std::size_t keep_checkpoints = 3;
-
-void log(job_self self, std::string text) {
-  auto& st = self->state;
-  if (!st.launch.metrics_hub) return;
-  msg::log_line l;
-  l.job = st.gate.job();
-  l.epoch = st.gate.epoch();
-  l.name = st.launch.cfg.name;
-  l.text = std::move(text);
-  self->send(st.launch.metrics_hub, std::move(l));
-}
 
 std::string job_dir(const std::string& root, const std::string& job) {
   return (std::filesystem::path(root) / job).string();

@@ -5,32 +5,14 @@
 #include <cstdio>
 
 #include "actors/job.hpp"
+#include "actors/job_messages.hpp"
 #include "data/split.hpp"
 
 namespace troupe::actors {
 namespace {
 
-template <class Message>
-Message tagged(job_self self) {
-  Message m;
-  m.job = self->state.gate.job();
-  m.epoch = self->state.gate.epoch();
-  return m;
-}
-
-void log(job_self self, std::string text) {
-  auto l = tagged<msg::log_line>(self);
-  l.name = self->state.launch.cfg.name;
-  l.text = std::move(text);
-  if (self->state.launch.metrics_hub) self->send(self->state.launch.metrics_hub, std::move(l));
-}
-
 double now_s(job_self self) {
   return seconds_since(self->state.job_t0);
-}
-
-caf::timespan timespan_of(double s) {
-  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(s));
 }
 
 // The step in flight was handed out and is not applied yet.
@@ -50,7 +32,7 @@ void arm_deadline(job_self self) {
   auto t = tagged<msg::step_timeout>(self);
   t.step = st.step;
   t.seq = ++st.mem.seq;
-  self->delayed_send(self, timespan_of(st.mem.deadline.deadline()), t);
+  self->delayed_send(self, to_timespan(st.mem.deadline.deadline()), t);
 }
 
 caf::actor supervisor_of(job_self self, std::size_t rank) {

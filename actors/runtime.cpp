@@ -125,10 +125,8 @@ void runtime::submit(config::job_config job) {
 run_report runtime::wait() {
   start();
   caf::scoped_actor self{*impl_->sys};
-  const auto limit = impl_->opts.wait_seconds > 0
-                         ? std::chrono::duration_cast<caf::timespan>(
-                               std::chrono::duration<double>(impl_->opts.wait_seconds))
-                         : caf::timespan{std::chrono::hours(24 * 365)};
+  const auto limit = impl_->opts.wait_seconds > 0 ? actors::to_timespan(impl_->opts.wait_seconds)
+                                                  : caf::timespan{std::chrono::hours(24 * 365)};
   run_report out;
   std::string failure;
   self->request(impl_->tm, limit, msg::wait_atom_v)

@@ -1,0 +1,27 @@
+#pragma once
+// Helpers every part of the job actor (job.cpp, job_membership, job_checkpoint) uses to address
+// messages: stamped with the job's (job, epoch), and log lines to the metrics hub.
+#include <string>
+#include <utility>
+
+#include "actors/job.hpp"
+
+namespace troupe::actors {
+
+template <class Message>
+Message tagged(stateful<job_state>* self) {
+  Message m;
+  m.job = self->state.gate.job();
+  m.epoch = self->state.gate.epoch();
+  return m;
+}
+
+// A line of the job's log (the metrics hub writes it to the job's file and the terminal).
+inline void log(stateful<job_state>* self, std::string text) {
+  auto l = tagged<msg::log_line>(self);
+  l.name = self->state.launch.cfg.name;
+  l.text = std::move(text);
+  if (self->state.launch.metrics_hub) self->send(self->state.launch.metrics_hub, std::move(l));
+}
+
+}  // namespace troupe::actors
