@@ -22,29 +22,8 @@ troupe::job_report run_one(const std::string& yaml) {
 }
 
 std::string config_text(const std::string& optimizer, const std::string& sync) {
-  return "cluster:\n  groups:\n"
-         "    - {name: cpu, device: cpu, count: 2, threads: 1, weight: 1.0}\n"
-         "    - {name: slow, device: sim, base: cpu, slowdown: 2, count: 1, threads: 1, weight: "
-         "0.5}\n"
-         "jobs:\n"
-         "  - name: eq\n"
-         "    model: {kind: mlp, hidden: [32, 16]}\n"
-         "    data:\n"
-         "      dataset: synthetic\n"
-         "      synthetic: {kind: blobs, samples: 2500}\n"
-         "      preprocess: [standardize]\n"
-         "      split: weighted\n"
-         "    optimizer: " +
-         optimizer +
-         "\n"
-         "    batch: 96\n"
-         "    epochs: 3\n"
-         "    max_steps: 50\n"
-         "    sync: " +
-         sync +
-         "\n"
-         "    seed: 7\n"
-         "    deterministic: true\n";
+  return troupe::testing::small_mlp_config("eq", troupe::testing::three_workers, optimizer, sync,
+                                           50);
 }
 
 }  // namespace

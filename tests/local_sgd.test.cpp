@@ -20,35 +20,10 @@ using troupe::testing::relative_l2;
 std::string config_text(const std::string& groups, const std::string& optimizer,
                         const std::string& sync, std::int64_t steps,
                         const std::string& faults = "") {
-  std::string y = "cluster:\n  groups:\n" + groups +
-                  "jobs:\n"
-                  "  - name: local\n"
-                  "    model: {kind: mlp, hidden: [32, 16]}\n"
-                  "    data:\n"
-                  "      dataset: synthetic\n"
-                  "      synthetic: {kind: blobs, samples: 2500}\n"
-                  "      preprocess: [standardize]\n"
-                  "      split: weighted\n"
-                  "    optimizer: " +
-                  optimizer +
-                  "\n"
-                  "    batch: 96\n"
-                  "    epochs: 3\n"
-                  "    max_steps: " +
-                  std::to_string(steps) +
-                  "\n"
-                  "    sync: " +
-                  sync +
-                  "\n"
-                  "    seed: 7\n"
-                  "    deterministic: true\n";
-  if (!faults.empty()) y += "    faults:\n" + faults;
-  return y;
+  return troupe::testing::small_mlp_config("local", groups, optimizer, sync, steps, faults);
 }
 
-const std::string three_workers =
-    "    - {name: cpu, device: cpu, count: 2, threads: 1, weight: 1.0}\n"
-    "    - {name: slow, device: sim, base: cpu, slowdown: 2, count: 1, threads: 1, weight: 0.5}\n";
+using troupe::testing::three_workers;
 const std::string one_worker = "    - {name: cpu, device: cpu, count: 1, threads: 1}\n";
 const std::string two_workers = "    - {name: cpu, device: cpu, count: 2, threads: 1}\n";
 

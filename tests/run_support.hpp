@@ -40,4 +40,42 @@ inline double relative_l2(const std::vector<float>& a, const std::vector<float>&
   return std::sqrt(diff / ref);
 }
 
+// A deterministic job small enough for many runs in a test: an MLP 32-16 on 2500 synthetic blobs,
+// batch 96, over the cluster groups `groups` (YAML lines), for `steps` steps.
+inline std::string small_mlp_config(const std::string& name, const std::string& groups,
+                                    const std::string& optimizer, const std::string& sync,
+                                    std::int64_t steps, const std::string& faults = "") {
+  std::string y = "cluster:\n  groups:\n" + groups +
+                  "jobs:\n"
+                  "  - name: " +
+                  name +
+                  "\n"
+                  "    model: {kind: mlp, hidden: [32, 16]}\n"
+                  "    data:\n"
+                  "      dataset: synthetic\n"
+                  "      synthetic: {kind: blobs, samples: 2500}\n"
+                  "      preprocess: [standardize]\n"
+                  "      split: weighted\n"
+                  "    optimizer: " +
+                  optimizer +
+                  "\n"
+                  "    batch: 96\n"
+                  "    epochs: 3\n"
+                  "    max_steps: " +
+                  std::to_string(steps) +
+                  "\n"
+                  "    sync: " +
+                  sync +
+                  "\n"
+                  "    seed: 7\n"
+                  "    deterministic: true\n";
+  if (!faults.empty()) y += "    faults:\n" + faults;
+  return y;
+}
+
+// Two cpu devices and a 2x slower sim device, weights from the config.
+inline const std::string three_workers =
+    "    - {name: cpu, device: cpu, count: 2, threads: 1, weight: 1.0}\n"
+    "    - {name: slow, device: sim, base: cpu, slowdown: 2, count: 1, threads: 1, weight: 0.5}\n";
+
 }  // namespace troupe::testing
