@@ -108,9 +108,22 @@ fault_effect inject(stateful<worker_state>* self, std::int64_t step) {
   return fault_effect::none;
 }
 
+// Seconds since the store's version was published: the wake-up of this worker's thread and its
+// wait for a core, which a sim device absorbs (devices::step_timing). At most a second: a clock
+// step or a stale stamp must not erase a real step.
+double seconds_since_published(const param_store& store) {
+  const auto ready = store.published_ns.load();
+  if (ready <= 0) return 0.0;
+  const auto now =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now().time_since_epoch())
+          .count();
+  return std::clamp(1e-9 * static_cast<double>(now - ready), 0.0, 1.0);
+}
+
 // Runs the gathered slice of `cmd` and reports it to the job.
+// `parked`: the slice waited for the parameters, so the step was ready when they were published.
 void compute(stateful<worker_state>* self, const caf::actor& job, const msg::compute_cmd& cmd,
-             double gather_s) {
+             double gather_s, bool parked) {
   auto& st = self->state;
   const auto effect = inject(self, cmd.step);
   if (effect == fault_effect::stop) return;
@@ -132,6 +145,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   }
   apply_slow_faults(st, cmd.step);
   devices::step_timing timing;
+  if (parked) timing.start_lag_seconds = seconds_since_published(*st.setup->params);
   auto stats =
       st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(), &timing);
   st.computed_step = cmd.step;
@@ -227,7 +241,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         const double gather_s = sw.seconds();
         const auto version = st.setup->params->version.load();
         if (version == cmd.version) {
-          compute(self, job, cmd, gather_s);
+          compute(self, job, cmd, gather_s, false);
         } else if (version + 1 == cmd.version) {
           st.parked = cmd;
           st.parked_gather_seconds = gather_s;
@@ -244,7 +258,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
           return;
         const auto cmd = *st.parked;
         st.parked.reset();
-        compute(self, job, cmd, st.parked_gather_seconds);
+        compute(self, job, cmd, st.parked_gather_seconds, true);
       },
       // sync: allreduce: reduce with the other members, apply this replica's optimizer.
       [=](const msg::reduce_cmd& cmd, const msg::local_ref<allreduce_session>& session) {

@@ -29,6 +29,9 @@ struct param_store {
   std::vector<float> values;
   // The version every shard has reached (= steps applied); written by the job only.
   std::atomic<std::int64_t> version{0};
+  // When `version` was last published (steady clock, ns since its epoch): the moment a worker
+  // with a parked slice could have started the step (step_timing::start_lag_seconds).
+  std::atomic<std::int64_t> published_ns{0};
 };
 
 // The training and test sets after preprocessing, shared read-only by every worker.

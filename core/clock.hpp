@@ -13,6 +13,10 @@ inline double seconds_since(steady::time_point t0) {
 class stopwatch {
  public:
   stopwatch() : t0_(steady::now()) {}
+  // Started `already_seconds` ago.
+  explicit stopwatch(double already_seconds)
+      : t0_(steady::now() - std::chrono::duration_cast<steady::duration>(
+                                std::chrono::duration<double>(already_seconds))) {}
   void reset() { t0_ = steady::now(); }
   double seconds() const { return seconds_since(t0_); }
 

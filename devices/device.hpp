@@ -32,6 +32,10 @@ struct device_spec {
 struct step_timing {
   double compute_seconds = 0.0;    // time the backend computed (including any sim stretch)
   double gate_wait_seconds = 0.0;  // time spent waiting for a share of a shared device
+  // In, set by the caller: how long the step's inputs had been ready when the call began (the
+  // host thread waking and waiting for a core). A sim device counts it as part of its stretch,
+  // and of compute_seconds, as if it had started when its inputs were ready.
+  double start_lag_seconds = 0.0;
 };
 
 class device {

@@ -107,16 +107,16 @@ TEST_CASE("a batch that gives its row width is paced: pieces, each followed by i
         return cpu_now;
       });
   busy_model m;
-  std::vector<float> p(4), g(4, -1.0f), rows(100);
+  std::vector<float> p(4), g(4, -1.0f), rows(400);
   models::batch b;
   b.x = rows.data();
   b.features = 1;
-  b.size = 100;  // 100 / 32 rows: 3 pieces of 34, 33, 33
+  b.size = 400;  // 400 / 128 rows: 3 pieces of 134, 133, 133
   step_timing t;
   const auto stats = d.run_step(m, p.data(), b, g.data(), &t);
-  CHECK(stats.samples == 100);
-  CHECK(stats.loss_sum == doctest::Approx(100.0));
-  CHECK(g[0] == 100.0f);  // the busy model's gradient is its piece's row count: 34 + 33 + 33
+  CHECK(stats.samples == 400);
+  CHECK(stats.loss_sum == doctest::Approx(400.0));
+  CHECK(g[0] == 400.0f);  // the busy model's gradient is its piece's row count: 134 + 133 + 133
   REQUIRE(idles.size() == 3);
   double idle_sum = 0.0;
   for (double x : idles) idle_sum += x;
@@ -134,7 +134,51 @@ TEST_CASE("a batch that gives its row width is paced: pieces, each followed by i
   b.features = 0;
   d.run_step(m, p.data(), b, g.data(), &t);
   CHECK(idles.size() == 1);
-  CHECK(g[0] == 100.0f);
+  CHECK(g[0] == 400.0f);
+
+  // Fewer rows than two pieces' worth: one piece (small pieces' fixed costs would be stretched
+  // too, making the device slower on a small slice than on a large one).
+  idles.clear();
+  b.features = 1;
+  b.size = 255;
+  d.run_step(m, p.data(), b, g.data(), &t);
+  CHECK(idles.size() == 1);
+  CHECK(g[0] == 255.0f);
+}
+
+TEST_CASE("a start lag (the step was ready before the call) is part of the stretch") {
+  // 10 ms of CPU on the fake clock at slowdown 3: 30 ms in all. The step had been ready 8 ms
+  // before the call, so 8 ms less idle, and the reported compute time counts from readiness.
+  std::vector<double> idles;
+  double cpu_now = 1.0;
+  bool in_call = false;
+  sim_device d(
+      "slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
+      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); },
+      [&] {
+        if (in_call) cpu_now += 0.010;
+        in_call = !in_call;
+        return cpu_now;
+      });
+  busy_model m;
+  std::vector<float> p(4), g(4);
+  std::vector<float> rows(3);
+  models::batch b;
+  b.x = rows.data();
+  b.size = 3;
+  step_timing t;
+  t.start_lag_seconds = 0.008;
+  d.run_step(m, p.data(), b, g.data(), &t);
+  REQUIRE(idles.size() == 1);
+  CHECK(idles[0] == doctest::Approx(0.030 - 0.008).epsilon(0.05));
+  CHECK(t.compute_seconds >= 0.008);
+  CHECK(t.compute_seconds < 0.008 + 0.005);  // the recorder does not wait: lag + real time
+
+  // A lag longer than the whole stretch leaves nothing to idle.
+  idles.clear();
+  t.start_lag_seconds = 0.050;
+  d.run_step(m, p.data(), b, g.data(), &t);
+  CHECK(idles.empty());
 }
 
 TEST_CASE("slowdown below 1 is refused with the device name") {
@@ -211,4 +255,33 @@ TEST_CASE("a share gate wait has a deadline and names the holder") {
   gate.release("holder", 0.01);
   CHECK(gate.acquire("late", std::chrono::milliseconds(1000)) >= 0.0);
   gate.release("late", 0.0);
+}
+
+TEST_CASE("an idle that keeps oversleeping is asked for that much less") {
+  // The idle sleeps 1 ms past what it is asked for (a late wake-up). 2 ms of fake CPU at
+  // slowdown 3 owe 6 ms of stretch per call; after a few calls the ask is about 1 ms shorter,
+  // never more than the 2 ms cap (and some wall-time noise).
+  std::vector<double> asked;
+  double cpu_now = 1.0;
+  bool in_call = false;
+  sim_device d(
+      "slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
+      [&](std::chrono::duration<double> s) {
+        asked.push_back(s.count());
+        std::this_thread::sleep_for(s + std::chrono::milliseconds(1));
+      },
+      [&] {
+        if (in_call) cpu_now += 0.002;
+        in_call = !in_call;
+        return cpu_now;
+      });
+  busy_model m;
+  std::vector<float> p(4), g(4);
+  models::batch b;
+  b.size = 3;
+  for (int i = 0; i < 12; ++i) d.run_step(m, p.data(), b, g.data(), nullptr);
+  REQUIRE(asked.size() == 12);
+  CHECK(asked.front() > 0.004);  // 6 ms less the real compute's wall time
+  CHECK(asked.back() < asked.front() - 0.0006);
+  CHECK(asked.back() > asked.front() - 0.003);
 }
