@@ -3,9 +3,13 @@
 // even, weighted-by-config and adaptive splits; then again with the fastest device slowed 3x
 // mid-run (a `slow` fault). Efficiency is achieved samples/s over the sum of each device's SOLO
 // samples/s, measured in the same invocation by a short job on that device alone (so control and
-// reduce overheads are in both numerator and denominator). Configurations alternate inside each
+// reduce overheads are in both numerator and denominator), right before and right after each run.
+// Both rates leave out the first step (the cold start). Configurations alternate inside each
 // repeat and every figure is the median over repeats: the machine is shared and noisy.
+#include <sched.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -27,8 +31,8 @@ namespace {
 
 const char* usage =
     "usage: troupe bench hetero [--batch 1024] [--steps 40] [--slow-steps 50] [--slow-at 15]\n"
-    "                           [--slow-factor 3] [--solo-steps 8] [--repeats 3]\n"
-    "                           [--tolerance 0.02] [--scale 1] [--data DIR] [--log-dir DIR]\n"
+    "                           [--slow-factor 3] [--solo-steps 16] [--repeats 3]\n"
+    "                           [--tolerance 0.02] [--scale auto|K] [--data DIR] [--log-dir DIR]\n"
     "                           [--json FILE]\n\n"
     "One MLP (784-256-128-10, Adam) on Fashion-MNIST over sim devices of speeds 1:2:4 under the\n"
     "even, weighted (config weights 1:2:4) and adaptive splits (adaptive: started from the probe,\n"
@@ -38,9 +42,10 @@ const char* usage =
     "and the steps until the split re-converged (policies::steps_to_reconverge: every later split\n"
     "within --tolerance of the settled one); `balance` divides by the sum of the devices' own\n"
     "speeds in the same steps instead (robust to load from other processes). Medians over\n"
-    "--repeats. --scale K multiplies every\n"
-    "sim slowdown (speeds stay 1:2:4): the real CPU the three devices need at equal finish is\n"
-    "1.75 cores at K = 1, 0.875 at K = 2, for machines busy with other work.";
+    "--repeats. --scale K multiplies every sim slowdown (speeds stay 1:2:4): the real CPU the\n"
+    "three devices need at equal finish is 1.75 / K cores. auto (the default): the smallest K,\n"
+    "in halves from 1, that leaves one of the host's cores to the control plane (2 on 2 cores,\n"
+    "1 from 3 cores up); with less, the run measures the host's scheduler instead of the split.";
 
 struct device_def {
   std::string name;
@@ -50,7 +55,7 @@ struct device_def {
 const std::vector<device_def> devices_124 = {{"s4", 4, 1}, {"s2", 2, 2}, {"s1", 1, 4}};
 
 struct params {
-  std::int64_t batch = 1024, steps = 40, slow_steps = 50, slow_at = 15, solo_steps = 8;
+  std::int64_t batch = 1024, steps = 40, slow_steps = 50, slow_at = 15, solo_steps = 16;
   double slow_factor = 3, tolerance = 0.02, scale = 1;
   std::string data, log_dir;
 };
@@ -75,9 +80,23 @@ std::string config_yaml(const params& p, const std::vector<device_def>& devs,
        "', preprocess: [normalize], split: " + split + "}\n";
   y += "    optimizer: {kind: adam, lr: 1.0e-3}\n";
   y += "    batch: " + std::to_string(p.batch) + "\n    max_steps: " + std::to_string(steps) +
-       "\n    sync: {mode: ps, ps_shards: 1}\n    seed: 42\n";
+       "\n    epochs: 1000\n    sync: {mode: ps, ps_shards: 1}\n    seed: 42\n";
   if (!faults.empty()) y += "    faults:\n" + faults;
   return y;
+}
+
+// The cores this process may run on (its affinity mask), at least 1.
+int host_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+// The devices need 1.75 cores at scale 1; leave one core for the job, shards and distributor.
+double auto_scale(int cores) {
+  const double spare = std::max(1, cores - 1);
+  return std::max(1.0, std::ceil(2.0 * 1.75 / spare) / 2.0);
 }
 
 using run_result = job_run;
@@ -155,10 +174,11 @@ int run(const std::vector<std::string>& argv) {
   p.slow_steps = a.get_int("slow-steps", 50);
   p.slow_at = a.get_int("slow-at", 15);
   p.slow_factor = a.get_double("slow-factor", 3.0);
-  p.solo_steps = a.get_int("solo-steps", 8);
+  p.solo_steps = a.get_int("solo-steps", 16);
   p.tolerance = a.get_double("tolerance", 0.02);
-  p.scale = a.get_double("scale", 1.0);
-  if (p.scale < 1) throw input_error("--scale must be >= 1");
+  const std::string scale = a.get_or("scale", "auto");
+  p.scale = scale == "auto" ? auto_scale(host_cores()) : a.get_double("scale", 1.0);
+  if (!(p.scale >= 1)) throw input_error("--scale must be auto or a number >= 1");
   p.data = a.get_or("data", "/usr/share/datasets/fashion-mnist");
   p.log_dir = a.get_or("log-dir", "");
   const auto repeats = a.get_int("repeats", 3);
@@ -181,26 +201,45 @@ int run(const std::vector<std::string>& argv) {
   std::map<std::string, figures> table;  // "solo", "124/<mode>", "slow/<mode>"
   nlohmann::json raw = nlohmann::json::array();
 
-  for (long long rep = 0; rep < repeats; ++rep) {
-    // Solo rates: each device alone, and the fastest one slowed as it is after the fault.
-    auto solos = devices_124;
-    solos.push_back({"s1x", p.slow_factor, 1});
-    std::map<std::string, double> solo;
+  // Solo rates: each device alone, and the fastest one slowed as it is after the fault. A set
+  // is measured before the first run and after every run, and each run is held against the mean
+  // of the sets either side of it: this host's speed drifts by 20% over a minute (other
+  // tenants), so a denominator measured once per repeat compared runs with another machine.
+  auto solos = devices_124;
+  solos.push_back({"s1x", p.slow_factor, 1});
+  using solo_set = std::map<std::string, double>;
+  auto measure_solos = [&] {
+    solo_set s;
     for (const auto& d : solos) {
       auto r = run_job(p, config_yaml(p, {d}, "even", "even", p.solo_steps, ""));
       // The first step carries the cold start (allocation, caches): leave it out.
-      solo[d.name] = rate(r.steps, 1, r.steps.size());
-      table["solo"][d.name].push_back(solo[d.name]);
+      s[d.name] = rate(r.steps, 1, r.steps.size());
+      table["solo"][d.name].push_back(s[d.name]);
     }
-    const double solo_sum = solo["s4"] + solo["s2"] + solo["s1"];
-    const double solo_sum_slow = solo["s4"] + solo["s2"] + solo["s1x"];
-    table["solo"]["sum"].push_back(solo_sum);
-    table["solo"]["sum_slow"].push_back(solo_sum_slow);
+    table["solo"]["sum"].push_back(s["s4"] + s["s2"] + s["s1"]);
+    table["solo"]["sum_slow"].push_back(s["s4"] + s["s2"] + s["s1x"]);
+    return s;
+  };
+  solo_set before = measure_solos();
+  // The solo sums around one run: {before, after} averaged; `after` becomes the next `before`.
+  auto bracket = [&](double& sum, double& sum_slow) {
+    const solo_set after = measure_solos();
+    solo_set mean;
+    for (const auto& [name, v] : after) mean[name] = 0.5 * (v + before.at(name));
+    sum = mean["s4"] + mean["s2"] + mean["s1"];
+    sum_slow = mean["s4"] + mean["s2"] + mean["s1x"];
+    before = after;
+  };
+
+  for (long long rep = 0; rep < repeats; ++rep) {
     double even_sps = 0.0;
     for (const auto& m : modes) {
       auto r = run_job(p, config_yaml(p, devices_124, m.split, m.start, p.steps, ""));
+      double solo_sum = 0, solo_sum_slow = 0;
+      bracket(solo_sum, solo_sum_slow);
       auto& f = table["124/" + m.label];
-      const double sps = r.job.samples_per_second;
+      // Without the first step, as the solo rates are.
+      const double sps = rate(r.steps, 1, r.steps.size());
       if (m.label == "even") even_sps = sps;
       f["sps"].push_back(sps);
       f["eff"].push_back(sps / solo_sum);
@@ -228,6 +267,8 @@ int run(const std::vector<std::string>& argv) {
     }
     for (const auto& m : modes) {
       auto r = run_job(p, config_yaml(p, devices_124, m.split, m.start, p.slow_steps, slow_fault));
+      double solo_sum = 0, solo_sum_slow = 0;
+      bracket(solo_sum, solo_sum_slow);
       auto& f = table["slow/" + m.label];
       const auto at = static_cast<std::size_t>(p.slow_at);
       if (r.steps.size() <= at) throw runtime_failure("bench hetero: too few steps recorded");
@@ -265,11 +306,13 @@ int run(const std::vector<std::string>& argv) {
   const auto& solo = table["solo"];
   std::printf(
       "troupe bench hetero: MLP 784-256-128-10 on Fashion-MNIST, batch %lld, ps (1 shard), sim "
-      "devices s4/s2/s1 = slowdowns %g/%g/%g over cpu (speeds 1:2:4); median of %lld repeats\n\n",
-      static_cast<long long>(p.batch), 4 * p.scale, 2 * p.scale, p.scale, repeats);
+      "devices s4/s2/s1 = slowdowns %g/%g/%g over cpu (speeds 1:2:4, %.3g cores at equal finish, "
+      "host %d cores); median of %lld repeats\n\n",
+      static_cast<long long>(p.batch), 4 * p.scale, 2 * p.scale, p.scale, 1.75 / p.scale,
+      host_cores(), repeats);
   std::printf(
-      "solo samples/s (%lld steps, first left out): s4 %s  s2 %s  s1 %s  s1 slowed %gx %s"
-      "  | sum %s, sum after slowdown %s\n\n",
+      "solo samples/s (%lld steps, first left out; median of the sets measured around the runs):"
+      " s4 %s  s2 %s  s1 %s  s1 slowed %gx %s  | sum %s, sum after slowdown %s\n\n",
       static_cast<long long>(p.solo_steps), cell(solo, "s4", "%.0f").c_str(),
       cell(solo, "s2", "%.0f").c_str(), cell(solo, "s1", "%.0f").c_str(), p.slow_factor,
       cell(solo, "s1x", "%.0f").c_str(), cell(solo, "sum", "%.0f").c_str(),
