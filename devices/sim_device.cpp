@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <thread>
 
 #include "core/clock.hpp"
@@ -65,15 +66,34 @@ models::step_stats sim_device::run_gated(Work&& work, step_timing* timing) {
   return stats;
 }
 
+// The host CPU seconds this call's work stands for: the median per-row cost of the recent train
+// steps times the rows. The emulated device is `slowdown` times slower than the host's typical
+// speed on this work; one call's own measurement also holds the host's noise (a cold cache after
+// another thread, a busy sibling), which the stretch would multiply by the slowdown (s4 varied by
+// 15-20% per step at slowdown 4; a real device of that speed does not). A call that really takes
+// longer than its stretch still ends late: that is not hidden.
+double sim_device::typical_cost(double own, std::size_t rows) {
+  if (rows == 0 || !cpu_clock_) return own;
+  recent_cost_[recent_next_ % recent_cost_.size()] = own / static_cast<double>(rows);
+  ++recent_next_;
+  const std::size_t n = std::min(recent_next_, recent_cost_.size());
+  std::array<double, recent_calls> sorted{};
+  std::copy(recent_cost_.begin(), recent_cost_.begin() + static_cast<std::ptrdiff_t>(n),
+            sorted.begin());
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n / 2),
+                   sorted.begin() + static_cast<std::ptrdiff_t>(n));
+  return sorted[n / 2] * static_cast<double>(rows);
+}
+
 template <class Compute>
-models::step_stats sim_device::run_whole(Compute&& compute, step_timing* timing) {
+models::step_stats sim_device::run_whole(Compute&& compute, std::size_t rows, step_timing* timing) {
   return run_gated(
       [&](const stopwatch& sw) {
         const double cpu0 = cpu_clock_ ? cpu_clock_() : 0.0;
         auto stats = compute();
         const double wall = sw.seconds();
         const double own = cpu_clock_ ? cpu_clock_() - cpu0 : wall;
-        const double target = own * slowdown();
+        const double target = typical_cost(own, rows) * slowdown();
         if (target > wall) idle_for(target - wall);
         return stats;
       },
@@ -82,8 +102,7 @@ models::step_stats sim_device::run_whole(Compute&& compute, step_timing* timing)
 
 // A sleeping thread wakes late: the timer's slack, then the wait for a core, which on a busy
 // host is most of a scheduler slice (about 1 ms here). A device whose stretch ends late every
-// step is slower than its slowdown says, so the idle asks for the average oversleep less; the
-// wall clock still corrects what remains (run_paced), and the average is of what was observed.
+// call is slower than its slowdown says, so the idle asks for the average oversleep less.
 void sim_device::idle_for(double seconds) {
   // Oversleeps past 2 ms (another process, a paused VM) are not a pattern to anticipate.
   constexpr double max_anticipated = 0.002;
@@ -100,62 +119,14 @@ void sim_device::idle_for(double seconds) {
 models::step_stats sim_device::run_step(models::model& m, const float* params,
                                         const models::batch& b, float* grad_sum,
                                         step_timing* timing) {
-  const std::size_t pieces = pace_pieces(b);
-  if (pieces <= 1)
-    return run_whole([&] { return base_->run_step(m, params, b, grad_sum, nullptr); }, timing);
-  return run_paced(m, params, b, grad_sum, pieces, timing);
-}
-
-std::size_t sim_device::pace_pieces(const models::batch& b) const {
-  if (!(slowdown() > 1.0) || b.features == 0 || !cpu_clock_) return 1;
-  return std::min(max_pieces, b.size / min_piece_rows);
-}
-
-// A slower device spreads its work over the whole stretched time; computing the batch at full
-// speed and then idling would put every sim device's CPU demand at the start of the step, where
-// they queue for the host's cores (on 2 cores, three devices of slowdowns 2, 2, 6 need 1.2 cores
-// on average but 3 at the start). So the batch runs in pieces, each followed by its share of the
-// idle time. Gradients are sums, so the pieces add up to the batch's; the adds are not stretched
-// (they are the emulation's cost, not the device's work).
-models::step_stats sim_device::run_paced(models::model& m, const float* params,
-                                         const models::batch& b, float* grad_sum,
-                                         std::size_t pieces, step_timing* timing) {
-  return run_gated(
-      [&](const stopwatch& sw) {
-        models::step_stats stats;
-        const std::size_t n = m.layout().size();
-        piece_grad_.resize(n);
-        const double s = slowdown();
-        double own = 0.0, idled = 0.0, busy = sw.seconds();  // the start lag, if any
-        std::size_t first = 0;
-        for (std::size_t k = 0; k < pieces; ++k) {
-          const std::size_t rows = b.size / pieces + (k < b.size % pieces ? 1 : 0);
-          const auto piece = models::rows_of(b, first, rows);
-          first += rows;
-          stopwatch piece_sw;
-          const double cpu0 = cpu_clock_();
-          stats +=
-              base_->run_step(m, params, piece, k == 0 ? grad_sum : piece_grad_.data(), nullptr);
-          own += cpu_clock_() - cpu0;
-          if (k > 0)
-            for (std::size_t i = 0; i < n; ++i) grad_sum[i] += piece_grad_[i];
-          busy += piece_sw.seconds();
-          // The wall clock corrects an idle that overslept; the bookkeeping covers an idle
-          // function that does not really wait (tests).
-          const double behind = own * s - std::max(sw.seconds(), busy + idled);
-          if (behind > 0) {
-            idle_for(behind);
-            idled += behind;
-          }
-        }
-        return stats;
-      },
-      timing);
+  return run_whole([&] { return base_->run_step(m, params, b, grad_sum, nullptr); }, b.size,
+                   timing);
 }
 
 models::step_stats sim_device::run_eval(models::model& m, const float* params,
                                         const models::batch& b, step_timing* timing) {
-  return run_whole([&] { return base_->run_eval(m, params, b, nullptr); }, timing);
+  // Not a train step: its own cost, not the train steps' median.
+  return run_whole([&] { return base_->run_eval(m, params, b, nullptr); }, 0, timing);
 }
 
 }  // namespace troupe::devices

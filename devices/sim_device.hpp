@@ -9,9 +9,14 @@
 // base runs single-threaded (time spent waiting for a core is the host's congestion, not the
 // device's work, so it is absorbed by the stretch instead of multiplied by it), the wall time
 // otherwise (a multi-threaded base's CPU time is spread over threads this one cannot see).
-// With CPU time, a training step whose batch gives its row width runs in up to 8 pieces, each
-// followed by its share of the stretch (run_paced), so the device's CPU demand is spread over the
-// step as a slower device's would be.
+// With CPU time, a training step owes slowdown x the median per-row cost of the recent steps
+// times its rows (typical_cost), so that the host's noise is not multiplied by the slowdown.
+// The time since the call's inputs were ready (step_timing::start_lag_seconds) and the idle's
+// average oversleep are absorbed too.
+// Splitting a step into pieces with idle between them (tried: it spread the CPU demand) made each
+// piece write the whole gradient, a fixed cost the stretch multiplied: solo baselines of 1024
+// rows in 8 pieces ran 20% slower than whole.
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -51,21 +56,15 @@ class sim_device final : public device {
  private:
   template <class Work>
   models::step_stats run_gated(Work&& work, step_timing* timing);
-  // The whole call, then the stretch.
+  // The whole call, then the stretch; `rows` > 0 for a train step (typical_cost).
   template <class Compute>
-  models::step_stats run_whole(Compute&& compute, step_timing* timing);
-  // How many pieces run_step paces a batch in (1: whole); see run_paced.
-  std::size_t pace_pieces(const models::batch& b) const;
-  models::step_stats run_paced(models::model& m, const float* params, const models::batch& b,
-                               float* grad_sum, std::size_t pieces, step_timing* timing);
+  models::step_stats run_whole(Compute&& compute, std::size_t rows, step_timing* timing);
   // Idles `seconds`, less the average oversleep of earlier idles (see the .cpp).
   void idle_for(double seconds);
+  // Records this call's own cost; returns the host seconds the call stands for (see the .cpp).
+  double typical_cost(double own, std::size_t rows);
 
-  // Pieces of at least this many rows (small GEMMs lose BLAS efficiency), at most this many.
-  // 32-row pieces made a device about 25% slower on a 140-row slice than on a 1024-row one: each
-  // piece writes the whole gradient once, and that fixed cost was stretched with the rest.
-  static constexpr std::size_t min_piece_rows = 128;
-  static constexpr std::size_t max_pieces = 8;
+  static constexpr std::size_t recent_calls = 9;  // the median's window
 
   std::string name_;
   std::unique_ptr<device> base_;
@@ -74,8 +73,9 @@ class sim_device final : public device {
   std::string job_ = "default";
   idle_fn idle_;
   cpu_clock_fn cpu_clock_;
-  std::vector<float> piece_grad_;  // a later piece's gradient sum, added into the caller's
-  double oversleep_ = 0.0;         // average seconds an idle overslept (exponentially weighted)
+  double oversleep_ = 0.0;  // average seconds an idle overslept (exponentially weighted)
+  std::array<double, recent_calls> recent_cost_{};  // own CPU seconds per row, a ring
+  std::size_t recent_next_ = 0;                     // calls recorded
 };
 
 // CPU seconds consumed by the calling thread (CLOCK_THREAD_CPUTIME_ID).

@@ -13,8 +13,7 @@ struct batch {
   const float* weights = nullptr;        // optional per-sample loss weights (importance sampling)
   float* sample_loss = nullptr;          // optional out: size unweighted per-sample losses
   std::size_t size = 0;
-  // Floats per row of x. 0: not given; a device that wants to run a batch in pieces (the sim
-  // device's paced stretch) then runs it whole.
+  // Floats per row of x. 0: not given (then rows_of cannot cut the batch).
   std::size_t features = 0;
 };
 
