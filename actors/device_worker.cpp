@@ -121,7 +121,8 @@ double seconds_since_published(const param_store& store) {
 }
 
 // Runs the gathered slice of `cmd` and reports it to the job.
-// `parked`: the slice waited for the parameters, so the step was ready when they were published.
+// `parked`: the slice waited for the parameters, so the step was ready when they were published;
+// so was an early slice (compute_cmd::early) whose worker only got to it after that.
 void compute(stateful<worker_state>* self, const caf::actor& job, const msg::compute_cmd& cmd,
              double gather_s, bool parked) {
   auto& st = self->state;
@@ -145,7 +146,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   }
   apply_slow_faults(st, cmd.step);
   devices::step_timing timing;
-  if (parked) timing.start_lag_seconds = seconds_since_published(*st.setup->params);
+  if (parked || cmd.early) timing.start_lag_seconds = seconds_since_published(*st.setup->params);
   auto stats =
       st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(), &timing);
   st.computed_step = cmd.step;

@@ -158,6 +158,7 @@ void send_slices(self_ptr self, const msg::step_plan& plan,
       cmd.rank = static_cast<std::int32_t>(r);
       cmd.offset = offset;
       cmd.count = count;
+      cmd.early = plan.step > st.step;
       self->send(st.workers[r].actor, cmd, indices);
     }
     offset += count;

@@ -64,6 +64,9 @@ struct compute_cmd {
   std::int32_t rank = 0;
   std::int64_t offset = 0;  // into the step's index list
   std::int64_t count = 0;
+  // Sent before `version` was published (the successor's slice, gathered while the shards
+  // reduce): the step was ready for this worker when the version was published.
+  bool early = false;
 };
 
 // job -> device_worker: the parameters of `step` are applied; compute the slice of that step
@@ -442,7 +445,7 @@ using grad_set = std::vector<std::shared_ptr<const grad_buffer>>;
 
 TROUPE_INSPECT(plan_request, x.job, x.epoch, x.step)
 TROUPE_INSPECT(step_plan, x.job, x.epoch, x.step, x.data_epoch, x.counts)
-TROUPE_INSPECT(compute_cmd, x.job, x.epoch, x.step, x.version, x.rank, x.offset, x.count)
+TROUPE_INSPECT(compute_cmd, x.job, x.epoch, x.step, x.version, x.rank, x.offset, x.count, x.early)
 TROUPE_INSPECT(go_step, x.job, x.epoch, x.step)
 TROUPE_INSPECT(step_done, x.job, x.epoch, x.step, x.rank, x.samples, x.loss_sum, x.correct,
                x.grad_sq_norm, x.compute_seconds, x.gate_wait_seconds, x.gather_seconds)
