@@ -2,8 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +42,23 @@ class busy_model final : public models::model {
  private:
   models::param_layout layout_;
 };
+
+// A fake CPU clock for a sim device: read at the start and at the end of each call, it advances
+// by `costs[k]` across call k (the last cost repeats).
+sim_device::cpu_clock_fn costs_clock(std::vector<double> costs) {
+  struct state {
+    std::vector<double> costs;
+    std::size_t call = 0;
+    double now = 1.0;
+    bool in_call = false;
+  };
+  auto st = std::make_shared<state>(state{std::move(costs)});
+  return [st] {
+    if (st->in_call) st->now += st->costs[std::min(st->call++, st->costs.size() - 1)];
+    st->in_call = !st->in_call;
+    return st->now;
+  };
+}
 
 }  // namespace
 
@@ -97,17 +116,9 @@ TEST_CASE("a train step owes the median cost of the recent steps, not its own sp
   // the spike is not multiplied by the slowdown.
   std::vector<double> idles;
   const std::vector<double> costs = {0.010, 0.010, 0.010, 0.010, 0.040, 0.010, 0.020};
-  std::size_t call = 0;
-  double cpu_now = 1.0;
-  bool in_call = false;
   sim_device d(
       "slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
-      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); },
-      [&] {
-        if (in_call) cpu_now += costs[call++];
-        in_call = !in_call;
-        return cpu_now;
-      });
+      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); }, costs_clock(costs));
   busy_model m;
   std::vector<float> p(4), g(4);
   models::batch b;
@@ -134,16 +145,9 @@ TEST_CASE("a start lag (the step was ready before the call) is part of the stret
   // 10 ms of CPU on the fake clock at slowdown 3: 30 ms in all. The step had been ready 8 ms
   // before the call, so 8 ms less idle, and the reported compute time counts from readiness.
   std::vector<double> idles;
-  double cpu_now = 1.0;
-  bool in_call = false;
   sim_device d(
       "slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
-      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); },
-      [&] {
-        if (in_call) cpu_now += 0.010;
-        in_call = !in_call;
-        return cpu_now;
-      });
+      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); }, costs_clock({0.010}));
   busy_model m;
   std::vector<float> p(4), g(4);
   std::vector<float> rows(3);
@@ -246,19 +250,13 @@ TEST_CASE("an idle that keeps oversleeping is asked for that much less") {
   // slowdown 3 owe 6 ms of stretch per call; after a few calls the ask is about 1 ms shorter,
   // never more than the 2 ms cap (and some wall-time noise).
   std::vector<double> asked;
-  double cpu_now = 1.0;
-  bool in_call = false;
   sim_device d(
       "slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
       [&](std::chrono::duration<double> s) {
         asked.push_back(s.count());
         std::this_thread::sleep_for(s + std::chrono::milliseconds(1));
       },
-      [&] {
-        if (in_call) cpu_now += 0.002;
-        in_call = !in_call;
-        return cpu_now;
-      });
+      costs_clock({0.002}));
   busy_model m;
   std::vector<float> p(4), g(4);
   models::batch b;
