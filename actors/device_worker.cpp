@@ -27,7 +27,6 @@ models::batch gather(worker_state& st, const data::dataset& d, const std::int64_
   models::batch b;
   b.x = st.x.data();
   b.size = count;
-  b.features = f;
   if (!d.labels.empty()) {
     st.labels.resize(count);
     for (std::size_t i = 0; i < count; ++i)
@@ -59,7 +58,6 @@ models::batch view(const data::dataset& d, std::size_t offset, std::size_t count
   models::batch b;
   b.x = d.row(offset);
   b.size = count;
-  b.features = d.features();
   if (!d.labels.empty()) b.labels = d.labels.data() + offset;
   if (!d.targets.empty()) b.targets = d.targets.data() + offset;
   return b;
@@ -135,7 +133,6 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   models::batch b;
   b.x = st.x.data();
   b.size = static_cast<std::size_t>(cmd.count);
-  b.features = st.setup->data.train->features();
   if (!st.labels.empty()) b.labels = st.labels.data();
   if (!st.targets.empty()) b.targets = st.targets.data();
   const bool prioritised = !st.weights.empty();

@@ -13,21 +13,7 @@ struct batch {
   const float* weights = nullptr;        // optional per-sample loss weights (importance sampling)
   float* sample_loss = nullptr;          // optional out: size unweighted per-sample losses
   std::size_t size = 0;
-  // Floats per row of x. 0: not given (then rows_of cannot cut the batch).
-  std::size_t features = 0;
 };
-
-// Rows [first, first + count) of `b` (which must give its features).
-inline batch rows_of(const batch& b, std::size_t first, std::size_t count) {
-  batch out = b;
-  out.x = b.x + first * b.features;
-  if (b.labels) out.labels = b.labels + first;
-  if (b.targets) out.targets = b.targets + first;
-  if (b.weights) out.weights = b.weights + first;
-  if (b.sample_loss) out.sample_loss = b.sample_loss + first;
-  out.size = count;
-  return out;
-}
 
 // Sums, not means: the runtime adds these across workers and divides by the total sample count,
 // so the result is independent of how a global batch was split (DESIGN §4).
