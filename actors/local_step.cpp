@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "core/median.hpp"
 
 namespace troupe::actors {
 
@@ -70,12 +71,6 @@ int parse_sync_period(const std::string& period) {
 }
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t k = v.size();
-  return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-}
 
 // The tuner refuses a first loss at the floor (0); such a run has nothing left to average for.
 double loss_for_tuner(double loss) {

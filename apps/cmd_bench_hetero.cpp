@@ -24,6 +24,7 @@
 #include "apps/command.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
+#include "core/median.hpp"
 #include "policies/rebalance.hpp"
 
 namespace troupe::apps {
@@ -143,13 +144,6 @@ std::vector<std::int64_t> split_of(const live_metrics& m) {
   std::vector<std::int64_t> v;
   for (const auto& [g, c] : m.split) v.push_back(c);
   return v;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Figures per configuration, one value per repeat.

@@ -22,6 +22,7 @@
 #include "core/clock.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
+#include "core/median.hpp"
 #include "models/model.hpp"
 
 namespace troupe::apps {
@@ -173,11 +174,9 @@ outcome run_once(const params& p, bool prioritised, std::uint64_t seed) {
   return o;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const auto n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+// NaN when empty: a figure no run produced prints as nan, not 0.
+double median_or_nan(const std::vector<double>& v) {
+  return v.empty() ? std::nan("") : troupe::median(v);
 }
 
 int run(const std::vector<std::string>& argv) {
@@ -242,12 +241,13 @@ int run(const std::vector<std::string>& argv) {
     std::printf(
         "median %-9s steps %7.0f seconds %7.3f test@target %.4f train_end %.4f "
         "test_end %.4f reached %d/%lld\n",
-        mode ? "priority" : "uniform", median(g.steps), median(g.seconds), median(g.test_at),
-        median(g.train_end), median(g.test_end), g.reached, runs);
+        mode ? "priority" : "uniform", median_or_nan(g.steps), median_or_nan(g.seconds),
+        median_or_nan(g.test_at), median_or_nan(g.train_end), median_or_nan(g.test_end), g.reached,
+        runs);
   }
   std::printf("factor (uniform / priority): time %.2fx, steps %.2fx\n",
-              median(ag[0].seconds) / median(ag[1].seconds),
-              median(ag[0].steps) / median(ag[1].steps));
+              median_or_nan(ag[0].seconds) / median_or_nan(ag[1].seconds),
+              median_or_nan(ag[0].steps) / median_or_nan(ag[1].steps));
   return exit_ok;
 }
 

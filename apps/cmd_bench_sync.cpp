@@ -24,6 +24,7 @@
 #include "apps/command.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
+#include "core/median.hpp"
 
 namespace troupe::apps {
 namespace {
@@ -97,13 +98,6 @@ std::optional<std::size_t> reached(const run_result& r, double target, std::int6
   for (std::size_t i = static_cast<std::size_t>(window) - 1; i < r.moving.size(); ++i)
     if (r.moving[i] <= target) return i;
   return std::nullopt;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 std::vector<std::string> split_list(const std::string& text) {

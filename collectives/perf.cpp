@@ -11,6 +11,7 @@
 #include "collectives/allreduce.hpp"
 #include "collectives/compressed_allreduce.hpp"
 #include "core/clock.hpp"
+#include "core/median.hpp"
 
 namespace troupe::collectives::perf {
 namespace {
@@ -20,12 +21,6 @@ constexpr std::size_t period = 31;
 float pattern(int rank, std::size_t i) {
   return static_cast<float>(
       static_cast<int>((i * 7 + static_cast<std::size_t>(rank) * 13) % period) - 15);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
 // The exact sum every rank must end with: plain ring sum, or the sum of each rank's payload

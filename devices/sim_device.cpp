@@ -3,11 +3,11 @@
 #include <time.h>
 
 #include <algorithm>
-#include <array>
 #include <thread>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/median.hpp"
 
 namespace troupe::devices {
 
@@ -76,13 +76,8 @@ double sim_device::typical_cost(double own, std::size_t rows) {
   if (rows == 0 || !cpu_clock_) return own;
   recent_cost_[recent_next_ % recent_cost_.size()] = own / static_cast<double>(rows);
   ++recent_next_;
-  const std::size_t n = std::min(recent_next_, recent_cost_.size());
-  std::array<double, recent_calls> sorted{};
-  std::copy(recent_cost_.begin(), recent_cost_.begin() + static_cast<std::ptrdiff_t>(n),
-            sorted.begin());
-  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n / 2),
-                   sorted.begin() + static_cast<std::ptrdiff_t>(n));
-  return sorted[n / 2] * static_cast<double>(rows);
+  const auto n = static_cast<std::ptrdiff_t>(std::min(recent_next_, recent_cost_.size()));
+  return median({recent_cost_.begin(), recent_cost_.begin() + n}) * static_cast<double>(rows);
 }
 
 template <class Compute>
