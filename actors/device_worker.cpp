@@ -106,18 +106,6 @@ fault_effect inject(stateful<worker_state>* self, std::int64_t step) {
   return fault_effect::none;
 }
 
-// Seconds since the store's version was published: the wake-up of this worker's thread and its
-// wait for a core, which a sim device absorbs (devices::step_timing). At most a second: a clock
-// step or a stale stamp must not erase a real step.
-double seconds_since_published(const param_store& store) {
-  const auto ready = store.published_ns.load();
-  if (ready <= 0) return 0.0;
-  const auto now =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now().time_since_epoch())
-          .count();
-  return std::clamp(1e-9 * static_cast<double>(now - ready), 0.0, 1.0);
-}
-
 // Runs the gathered slice of `cmd` and reports it to the job.
 // `parked`: the slice waited for the parameters, so the step was ready when they were published;
 // so was an early slice (compute_cmd::early) whose worker only got to it after that.
@@ -143,7 +131,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   }
   apply_slow_faults(st, cmd.step);
   devices::step_timing timing;
-  if (parked || cmd.early) timing.start_lag_seconds = seconds_since_published(*st.setup->params);
+  if (parked || cmd.early) timing.start_lag_seconds = st.setup->params->seconds_since_published();
   auto stats =
       st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(), &timing);
   st.computed_step = cmd.step;

@@ -462,10 +462,7 @@ void complete_step(self_ptr self) {
   const double step_s = seconds_since(st.step_t0);
   const double reduce_s = seconds_since(st.reduce_t0);
   st.reduce_phase_seconds += reduce_s;
-  st.store->published_ns.store(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now().time_since_epoch())
-          .count());
-  st.store->version.store(st.step + 1);
+  st.store->publish(st.step + 1);
   if (st.allreduce) st.allreduce->publish(st.step + 1);
   st.step_seconds_total += step_s;
   st.samples_total += static_cast<std::int64_t>(st.step_stats.samples);

@@ -2,7 +2,9 @@
 // In-process payloads that ride beside control messages as msg::local_ref<T> (never
 // serialised; core/messages.hpp). They hold the big things (datasets, parameters, models) so
 // that actors in one process share buffers instead of copying them (DESIGN §5).
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "actors/fault_injection.hpp"
 #include "actors/report.hpp"
+#include "core/clock.hpp"
 #include "core/config.hpp"
 #include "data/dataset.hpp"
 #include "devices/device.hpp"
@@ -29,9 +32,25 @@ struct param_store {
   std::vector<float> values;
   // The version every shard has reached (= steps applied); written by the job only.
   std::atomic<std::int64_t> version{0};
-  // When `version` was last published (steady clock, ns since its epoch): the moment a worker
-  // with a parked slice could have started the step (step_timing::start_lag_seconds).
-  std::atomic<std::int64_t> published_ns{0};
+
+  // Written by the job only: `version` is published now. Stamped first, so a worker that sees the
+  // new version also sees its stamp.
+  void publish(std::int64_t v) {
+    published_ns_.store(steady::now().time_since_epoch().count());
+    version.store(v);
+  }
+  // Seconds since the last publish: the moment a worker with a parked or prefetched slice could
+  // have started the step (step_timing::start_lag_seconds). 0 before any publish; at most a
+  // second, so a stale stamp cannot erase a real step.
+  double seconds_since_published() const {
+    const auto at = published_ns_.load();
+    if (at == 0) return 0.0;
+    const steady::duration since = steady::now().time_since_epoch() - steady::duration(at);
+    return std::clamp(std::chrono::duration<double>(since).count(), 0.0, 1.0);
+  }
+
+ private:
+  std::atomic<steady::rep> published_ns_{0};  // steady clock ticks since its epoch
 };
 
 // The training and test sets after preprocessing, shared read-only by every worker.
