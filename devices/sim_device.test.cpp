@@ -267,3 +267,31 @@ TEST_CASE("an idle that keeps oversleeping is asked for that much less") {
   CHECK(asked.back() < asked.front() - 0.0006);
   CHECK(asked.back() > asked.front() - 0.003);
 }
+
+TEST_CASE("a thread held up after its compute still ends the call on time") {
+  // The fake CPU clock's second read in a call (right after the compute) stalls 6 ms, as a
+  // thread preempted there would. 10 ms of CPU at slowdown 3 owe 30 ms: the idle is what is left
+  // after the stall, not 30 ms less the compute alone, so the call is not 6 ms late.
+  std::vector<double> idles;
+  int reads = 0;
+  double cpu_now = 1.0;
+  sim_device d(
+      "slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
+      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); },
+      [&] {
+        if (++reads % 2 == 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(6));
+          cpu_now += 0.010;
+        }
+        return cpu_now;
+      });
+  busy_model m;
+  std::vector<float> p(4), g(4);
+  models::batch b;
+  b.size = 3;
+  step_timing t;
+  d.run_step(m, p.data(), b, g.data(), &t);
+  REQUIRE(idles.size() == 1);
+  CHECK(idles[0] < 0.030 - 0.006 + 0.0005);
+  CHECK(idles[0] + t.compute_seconds == doctest::Approx(0.030).epsilon(0.05));
+}
