@@ -421,6 +421,7 @@ void on_data(self_ptr self, const data_bundle& bundle) {
       setup->device.name = w.name;
       setup->device.threads = slot.group.threads;
       setup->device.slowdown = slot.group.slowdown;
+      setup->device.row_seconds = slot.group.row_seconds.value_or(0.0);
       setup->device.ordinal = dev;
       if (slot.group.shared) setup->device.share_group = w.name;  // one gate per shared device
       setup->share = cfg.share;

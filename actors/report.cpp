@@ -87,6 +87,7 @@ nlohmann::json to_json(const run_report& r) {
                           {"threads", g.threads},
                           {"slowdown", g.slowdown}};
     if (g.weight > 0) one["weight"] = g.weight;
+    if (g.row_seconds > 0) one["row_seconds"] = g.row_seconds;
     groups.push_back(one);
   }
   nlohmann::json schedule = nlohmann::json::array();

@@ -105,6 +105,7 @@ struct group_report {
   int threads = 1;
   double weight = 0.0;  // 0 when measured
   double slowdown = 1.0;
+  double row_seconds = 0.0;  // sim: fixed seconds per sample; 0 when measured live
 };
 
 struct schedule_event {

@@ -54,7 +54,8 @@ void deliver_if_idle(self_ptr self) {
   data->report.jobs = st.reports;
   for (const auto& g : st.groups) {
     data->report.cluster.groups.push_back({g.cfg.name, g.cfg.device, g.cfg.count, g.cfg.threads,
-                                           g.cfg.weight.value_or(0.0), g.cfg.slowdown});
+                                           g.cfg.weight.value_or(0.0), g.cfg.slowdown,
+                                           g.cfg.row_seconds.value_or(0.0)});
     data->report.cluster.devices += g.cfg.count;
   }
   data->report.cluster.wall_seconds = seconds_since(st.opts.run_t0);

@@ -5,7 +5,9 @@
 // samples/s, measured in the same invocation by a short job on that device alone (so control and
 // reduce overheads are in both numerator and denominator), right before and right after each run.
 // Both rates leave out the first step (the cold start). Configurations alternate inside each
-// repeat and every figure is the median over repeats: the machine is shared and noisy.
+// repeat and every figure is the median over repeats: the machine is shared and noisy. By default
+// (--pace fixed) the devices have fixed speeds (sim row_seconds, calibrated once at the start),
+// as real devices do; --pace live lets them follow the host's drifting speed.
 #include <sched.h>
 
 #include <algorithm>
@@ -33,8 +35,8 @@ namespace {
 const char* usage =
     "usage: troupe bench hetero [--batch 1024] [--steps 40] [--slow-steps 50] [--slow-at 15]\n"
     "                           [--slow-factor 3] [--solo-steps 16] [--repeats 3]\n"
-    "                           [--tolerance 0.02] [--scale auto|K] [--data DIR] [--log-dir DIR]\n"
-    "                           [--json FILE]\n\n"
+    "                           [--tolerance 0.02] [--scale auto|K] [--pace fixed|live]\n"
+    "                           [--data DIR] [--log-dir DIR] [--json FILE]\n\n"
     "One MLP (784-256-128-10, Adam) on Fashion-MNIST over sim devices of speeds 1:2:4 under the\n"
     "even, weighted (config weights 1:2:4) and adaptive splits (adaptive: started from the probe,\n"
     "and adaptive-even: started from an even split), then with the fastest device slowed\n"
@@ -46,18 +48,23 @@ const char* usage =
     "--repeats. --scale K multiplies every sim slowdown (speeds stay 1:2:4): the real CPU the\n"
     "three devices need at equal finish is 1.75 / K cores. auto (the default): the smallest K,\n"
     "in halves from 1, that leaves one of the host's cores to the control plane (2 on 2 cores,\n"
-    "1 from 3 cores up); with less, the run measures the host's scheduler instead of the split.";
+    "1 from 3 cores up); with less, the run measures the host's scheduler instead of the split.\n"
+    "--pace fixed (the default) gives every sim device a fixed speed (group key row_seconds):\n"
+    "the per-sample cost of one cpu thread, measured once at the start by a short job, times 1.25\n"
+    "(headroom for the host's drift); live: the devices follow the host's speed as it drifts.";
 
 struct device_def {
   std::string name;
   double slowdown;
   double weight;
+  bool sim = true;  // false: a plain cpu device (the pace calibration)
 };
 const std::vector<device_def> devices_124 = {{"s4", 4, 1}, {"s2", 2, 2}, {"s1", 1, 4}};
 
 struct params {
   std::int64_t batch = 1024, steps = 40, slow_steps = 50, slow_at = 15, solo_steps = 16;
   double slow_factor = 3, tolerance = 0.02, scale = 1;
+  double row_seconds = 0;  // --pace fixed: every sim group's row_seconds; 0: live
   std::string data, log_dir;
 };
 
@@ -68,10 +75,18 @@ std::string config_yaml(const params& p, const std::vector<device_def>& devs,
   std::string y = "cluster:\n  groups:\n";
   for (const auto& d : devs) {
     char buf[200];
+    if (!d.sim) {
+      y += "    - {name: " + d.name + ", device: cpu, count: 1, threads: 1}\n";
+      continue;
+    }
     std::snprintf(buf, sizeof buf,
                   "    - {name: %s, device: sim, base: cpu, slowdown: %g, count: 1, threads: 1",
                   d.name.c_str(), d.slowdown * p.scale);
     y += buf;
+    if (p.row_seconds > 0) {
+      std::snprintf(buf, sizeof buf, ", row_seconds: %.9g", p.row_seconds);
+      y += buf;
+    }
     if (start == "weighted") y += ", weight: " + std::to_string(d.weight);
     if (start == "even-start") y += ", weight: 1";
     y += "}\n";
@@ -140,6 +155,22 @@ double balance(const std::vector<live_metrics>& s, std::size_t from, std::size_t
   return speeds > 0 ? rate(s, from, to) / speeds : 0.0;
 }
 
+// --pace fixed: the per-sample seconds of one cpu thread on this job, the median over the steps
+// of a short solo job (first left out), times `headroom` so that a device at slowdown 1 is not
+// late whenever the host is a little slower than when it was measured.
+double calibrate_row_seconds(const params& p, double headroom) {
+  auto r = run_job(p, config_yaml(p, {{"cpu", 1, 1, false}}, "even", "even", p.solo_steps, ""));
+  std::vector<double> per_row;
+  for (std::size_t i = 1; i < r.steps.size(); ++i) {
+    const auto& m = r.steps[i];
+    if (!m.worker_samples.empty() && m.worker_samples[0] > 0 && !m.worker_compute_seconds.empty())
+      per_row.push_back(m.worker_compute_seconds[0] / static_cast<double>(m.worker_samples[0]));
+  }
+  if (per_row.empty())
+    throw runtime_failure("bench hetero: the pace calibration recorded no steps");
+  return headroom * median(per_row);
+}
+
 std::vector<std::int64_t> split_of(const live_metrics& m) {
   std::vector<std::int64_t> v;
   for (const auto& [g, c] : m.split) v.push_back(c);
@@ -159,7 +190,7 @@ std::string cell(const figures& f, const std::string& key, const char* fmt) {
 
 int run(const std::vector<std::string>& argv) {
   args a(argv, {"batch", "steps", "slow-steps", "slow-at", "slow-factor", "solo-steps", "repeats",
-                "tolerance", "scale", "data", "log-dir", "json"});
+                "tolerance", "scale", "pace", "data", "log-dir", "json"});
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   params p;
@@ -181,6 +212,10 @@ int run(const std::vector<std::string>& argv) {
   if (p.slow_at < 1 || p.slow_at + 4 > p.slow_steps)
     throw input_error("--slow-at must be >= 1 and at least 4 steps before --slow-steps");
   if (p.slow_factor < 1) throw input_error("--slow-factor must be >= 1");
+  const std::string pace = a.get_or("pace", "fixed");
+  if (pace != "fixed" && pace != "live") throw input_error("--pace must be fixed or live");
+  constexpr double headroom = 1.25;
+  if (pace == "fixed") p.row_seconds = calibrate_row_seconds(p, headroom);
 
   const std::string slow_fault =
       "      - {step: " + std::to_string(p.slow_at) +
@@ -301,9 +336,16 @@ int run(const std::vector<std::string>& argv) {
   std::printf(
       "troupe bench hetero: MLP 784-256-128-10 on Fashion-MNIST, batch %lld, ps (1 shard), sim "
       "devices s4/s2/s1 = slowdowns %g/%g/%g over cpu (speeds 1:2:4, %.3g cores at equal finish, "
-      "host %d cores); median of %lld repeats\n\n",
+      "host %d cores); median of %lld repeats\n",
       static_cast<long long>(p.batch), 4 * p.scale, 2 * p.scale, p.scale, 1.75 / p.scale,
       host_cores(), repeats);
+  if (p.row_seconds > 0)
+    std::printf(
+        "pace fixed: row_seconds %.3g (one cpu thread's %.3g s per sample, measured at the start, "
+        "x %g)\n\n",
+        p.row_seconds, p.row_seconds / headroom, headroom);
+  else
+    std::printf("pace live: the devices follow the host's speed\n\n");
   std::printf(
       "solo samples/s (%lld steps, first left out; median of the sets measured around the runs):"
       " s4 %s  s2 %s  s1 %s  s1 slowed %gx %s  | sum %s, sum after slowdown %s\n\n",
@@ -352,7 +394,13 @@ int run(const std::vector<std::string>& argv) {
       for (const auto& [key, values] : f) medians[scenario][key] = median(values);
     std::ofstream out(*path);
     if (!out) throw input_error("cannot write --json file '" + *path + "'");
-    out << nlohmann::json{{"medians", medians}, {"runs", raw}}.dump(1) << '\n';
+    out << nlohmann::json{{"pace", pace},
+                          {"row_seconds", p.row_seconds},
+                          {"scale", p.scale},
+                          {"medians", medians},
+                          {"runs", raw}}
+               .dump(1)
+        << '\n';
   }
   return exit_ok;
 }

@@ -18,6 +18,9 @@ struct group_config {
   std::optional<double> weight;  // relative compute per device; measured at start when absent
   std::string base = "cpu";      // sim: the backend it wraps
   double slowdown = 1.0;         // sim: compute stretch factor
+  // sim: the base's seconds per training sample that the slowdown multiplies (a device of fixed
+  // speed); absent: measured live, so the device follows the host's speed.
+  std::optional<double> row_seconds;
   // sim: jobs may run on these devices at the same time, each getting a time share of every
   // device (cluster.shares, job `share`), instead of holding them exclusively.
   bool shared = false;

@@ -166,6 +166,8 @@ group_config read_group(const context& cx, const YAML::Node& n, const std::strin
   v.only_with("slowdown", sim, "device: sim");
   v.enumeration("base", g.base, {"cpu", "cuda"});
   v.number("slowdown", g.slowdown, at_least_one);
+  v.only_with("row_seconds", sim, "device: sim");
+  v.number("row_seconds", g.row_seconds, positive);
   v.only_with("shared", sim, "device: sim");
   v.boolean("shared", g.shared);
   return g;

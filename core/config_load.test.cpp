@@ -394,6 +394,9 @@ TEST_CASE("numeric ranges") {
   expect(group("count: 2", "threads: -1"), "5: cluster.groups[0].threads:", ">= 1");
   expect(group("count: 2", "weight: 0"), "5: cluster.groups[0].weight:", "positive");
   expect(group("count: 2", "slowdown: 2"), "5: cluster.groups[0].slowdown:", "device: sim");
+  expect(group("count: 2", "row_seconds: 2.0e-5"),
+         "5: cluster.groups[0].row_seconds:", "device: sim");
+  expect(group("slowdown: 3", "row_seconds: 0"), "8: cluster.groups[1].row_seconds:", "positive");
   const auto add = [](const std::string& lines) { return error_of(base + lines); };
   expect(add("    optimizer: {lr: 0}\n"), "14: jobs[0].optimizer.lr:", "positive, got 0");
   expect(add("    optimizer: {beta1: 1}\n"), "14: jobs[0].optimizer.beta1:", "in [0, 1)");
@@ -433,11 +436,14 @@ TEST_CASE("sync.period is a positive integer or adaptive") {
 
 TEST_CASE("--set overrides apply before validation") {
   SUBCASE("existing keys, list indices and YAML values") {
-    const auto rc = parse_config(base, "good.yaml",
-                                 {"jobs.0.epochs=3", "cluster.groups.1.slowdown=4",
-                                  "jobs.0.model.hidden=[64, 32]", "jobs.0.optimizer.kind=sgd"});
+    const auto rc = parse_config(
+        base, "good.yaml",
+        {"jobs.0.epochs=3", "cluster.groups.1.slowdown=4", "jobs.0.model.hidden=[64, 32]",
+         "jobs.0.optimizer.kind=sgd", "cluster.groups.1.row_seconds=2.5e-5"});
     CHECK(rc.jobs[0].epochs == 3);
     CHECK(rc.cluster.groups[1].slowdown == 4.0);
+    CHECK(rc.cluster.groups[1].row_seconds == 2.5e-5);
+    CHECK_FALSE(rc.cluster.groups[0].row_seconds);
     CHECK(rc.jobs[0].model.hidden == std::vector<std::size_t>{64, 32});
     CHECK(rc.jobs[0].optimizer.kind == "sgd");
   }

@@ -39,8 +39,10 @@ std::unique_ptr<device> make_device(const device_spec& spec) {
       // A single-threaded base is measured by its thread's CPU time (see sim_device.hpp).
       sim_device::cpu_clock_fn cpu_clock;
       if (spec.threads == 1) cpu_clock = thread_cpu_seconds;
-      return std::make_unique<sim_device>(spec.name, make_device(base), spec.slowdown,
-                                          spec.share_group, sim_device::idle_fn{}, cpu_clock);
+      auto sim = std::make_unique<sim_device>(spec.name, make_device(base), spec.slowdown,
+                                              spec.share_group, sim_device::idle_fn{}, cpu_clock);
+      sim->set_row_seconds(spec.row_seconds);
+      return sim;
     }
     case device_kind::cuda: {
       // The slot for the CUDA backend (cuBLAS + kernels) that a later release fills; until then

@@ -24,8 +24,9 @@ struct device_spec {
   int threads = 1;                      // cpu: BLAS threads
   device_kind base = device_kind::cpu;  // sim: the real backend it wraps
   double slowdown = 1.0;                // sim: compute time is stretched by this factor (>= 1)
-  std::string share_group;              // sim: devices with the same non-empty name share one gate
-  int ordinal = 0;                      // cuda: device index
+  double row_seconds = 0.0;  // sim: fixed base seconds per training sample; 0: measured live
+  std::string share_group;   // sim: devices with the same non-empty name share one gate
+  int ordinal = 0;           // cuda: device index
 };
 
 // Timings of one call, measured by the device itself.

@@ -37,6 +37,13 @@ void sim_device::set_slowdown(double factor) {
   slowdown_.store(factor);
 }
 
+void sim_device::set_row_seconds(double seconds) {
+  if (!(seconds >= 0.0))
+    throw input_error("sim device '" + name_ + "': row_seconds must be >= 0, got " +
+                      std::to_string(seconds));
+  row_seconds_ = seconds;
+}
+
 void sim_device::set_share(const std::string& job, double weight) {
   job_ = job;
   if (gate_) gate_->set_weight(job, weight);
@@ -72,7 +79,12 @@ models::step_stats sim_device::run_gated(Work&& work, step_timing* timing) {
 // another thread, a busy sibling), which the stretch would multiply by the slowdown (s4 varied by
 // 15-20% per step at slowdown 4; a real device of that speed does not). A call that really takes
 // longer than its stretch still ends late: that is not hidden.
+//
+// With row_seconds set the device has a fixed speed, as a real one does: the host's speed drifts
+// by 20-30% within seconds here (other tenants of the VM's host), and a live median follows
+// that drift, which the rebalancer then chases and which moves solo baselines between runs.
 double sim_device::typical_cost(double own, std::size_t rows) {
+  if (rows > 0 && row_seconds_ > 0) return row_seconds_ * static_cast<double>(rows);
   if (rows == 0 || !cpu_clock_) return own;
   recent_cost_[recent_next_ % recent_cost_.size()] = own / static_cast<double>(rows);
   ++recent_next_;

@@ -45,6 +45,9 @@ class sim_device final : public device {
 
   // Changeable while running (fault injection "slow", policy benchmarks).
   void set_slowdown(double factor);
+  // A device of fixed speed: a train step of b samples owes slowdown x row_seconds x b (see the
+  // .cpp). 0 (the default): the host's live per-sample cost stands in for row_seconds.
+  void set_row_seconds(double seconds);
   double slowdown() const { return slowdown_.load(); }
   void set_share(const std::string& job, double weight) override;
 
@@ -73,6 +76,7 @@ class sim_device final : public device {
   std::string job_ = "default";
   idle_fn idle_;
   cpu_clock_fn cpu_clock_;
+  double row_seconds_ = 0.0;
   double oversleep_ = 0.0;  // average seconds an idle overslept (exponentially weighted)
   std::array<double, recent_calls> recent_cost_{};  // own CPU seconds per row, a ring
   std::size_t recent_next_ = 0;                     // calls recorded

@@ -268,6 +268,39 @@ TEST_CASE("an idle that keeps oversleeping is asked for that much less") {
   CHECK(asked.back() > asked.front() - 0.003);
 }
 
+TEST_CASE("with row_seconds a train step owes slowdown x row_seconds x rows, whatever it cost") {
+  // A device of fixed speed: 0.5 ms per sample at slowdown 4 is 2 ms per sample. The fake CPU
+  // costs (1 ms, then 9 ms) move nothing while the real compute fits; eval keeps its own cost.
+  std::vector<double> idles;
+  sim_device d(
+      "fixed", std::make_unique<cpu_device>("fixed/base", 1), 4.0, "",
+      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); },
+      costs_clock({0.001, 0.009, 0.002}));
+  d.set_row_seconds(0.0005);
+  busy_model m;
+  std::vector<float> p(4), g(4);
+  models::batch b;
+  b.size = 10;
+  step_timing t;
+  d.run_step(m, p.data(), b, g.data(), &t);
+  d.run_step(m, p.data(), b, g.data(), &t);
+  REQUIRE(idles.size() == 2);
+  // 20 ms owed, less the real compute's wall time (the recorder does not wait).
+  CHECK(idles[0] == doctest::Approx(0.020).epsilon(0.15));
+  CHECK(idles[1] == doctest::Approx(0.020).epsilon(0.15));
+  d.run_eval(m, p.data(), b, &t);
+  REQUIRE(idles.size() == 3);
+  CHECK(idles[2] == doctest::Approx(4 * 0.002).epsilon(0.15));  // its own 2 ms, stretched
+
+  // A slow fault still multiplies the fixed speed.
+  idles.clear();
+  d.set_slowdown(12.0);
+  d.run_step(m, p.data(), b, g.data(), &t);
+  REQUIRE(idles.size() == 1);
+  CHECK(idles[0] == doctest::Approx(0.060).epsilon(0.1));
+  CHECK_THROWS_AS(d.set_row_seconds(-1.0), input_error);
+}
+
 TEST_CASE("a thread held up after its compute still ends the call on time") {
   // The fake CPU clock's second read in a call (right after the compute) stalls 6 ms, as a
   // thread preempted there would. 10 ms of CPU at slowdown 3 owe 30 ms: the idle is what is left
