@@ -205,7 +205,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
   // Edge 1 / 3.
   try {
     st.device = devices::make_device(setup->device);
-    st.device->set_share(setup->job_name, setup->share);
+    st.device->set_share(setup->job_name, setup->share->load());
     st.model = setup->prototype->clone();
     st.grad = std::make_shared<std::vector<float>>(st.model->param_count(), 0.0f);
   } catch (const std::exception& e) {
@@ -283,7 +283,9 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       },
       [=](const msg::share_update& u) {
         auto& st = self->state;
-        if (st.gate.admit(u)) st.device->set_share(st.setup->job_name, u.share);
+        // follow, not admit: the job stamps its own epoch, which this worker may not have seen
+        // yet (a membership change whose first slice has not arrived).
+        if (st.gate.follow(u)) st.device->set_share(st.setup->job_name, u.share);
       },
       [=](const msg::eval_cmd& cmd) {
         auto& st = self->state;

@@ -20,6 +20,7 @@ namespace {
 struct recorded {
   std::vector<msg::worker_down> downs;
   std::vector<caf::actor> workers;  // every incarnation, from its worker_ready
+  std::vector<std::shared_ptr<const worker_setup>> setups;  // what each incarnation was given
 };
 
 // Stands in for the job: asks for workers, records what comes back.
@@ -55,9 +56,12 @@ struct fixture {
   fixture()
       : sys(prepare(cfg)), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
     job = sys.spawn(fake_job, rec);
-    worker_factory factory =
-        [](caf::event_based_actor* s, caf::actor j, const msg::spawn_worker& spec,
-           const msg::local_ref<worker_setup>&) { return s->spawn(fake_worker, j, spec); };
+    worker_factory factory = [r = rec](caf::event_based_actor* s, caf::actor j,
+                                       const msg::spawn_worker& spec,
+                                       const msg::local_ref<worker_setup>& setup) {
+      r->setups.push_back(setup.ptr);
+      return s->spawn(fake_worker, j, spec);
+    };
     policies::backoff_params b;
     b.base_seconds = 0.05;
     b.factor = 2.0;
@@ -124,6 +128,20 @@ TEST_CASE_FIXTURE(fixture, "crashes restart with exponential backoff, then escal
   caf::anon_send(sup, msg::restart_worker{9, 1, 1});
   sched.run();
   CHECK(rec->workers.size() == 5);
+}
+
+TEST_CASE_FIXTURE(fixture, "a restarted worker starts from the job's current share") {
+  // The job moved its share on shared devices from the config's 1.0 to 0.25 (a share_update)
+  // before the worker crashed: the new incarnation must not go back to 1.0.
+  auto setup = spawn(0);
+  REQUIRE(rec->setups.size() == 1);
+  CHECK(rec->setups[0]->share->load() == 1.0);
+  setup->share->store(0.25);
+  crash(rec->workers.back());
+  advance(50ms);
+  REQUIRE(rec->setups.size() == 2);
+  CHECK(rec->setups[1] != rec->setups[0]);       // a fresh setup (its own cancel token)...
+  CHECK(rec->setups[1]->share->load() == 0.25);  // ...that reads the job's current share
 }
 
 TEST_CASE_FIXTURE(fixture, "a hang reported by the job releases, stops and restarts the worker") {

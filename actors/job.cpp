@@ -424,7 +424,7 @@ void on_data(self_ptr self, const data_bundle& bundle) {
       setup->device.row_seconds = slot.group.row_seconds.value_or(0.0);
       setup->device.ordinal = dev;
       if (slot.group.shared) setup->device.share_group = w.name;  // one gate per shared device
-      setup->share = cfg.share;
+      setup->share = st.share;
       setup->distributor = st.distributor;
       setup->prototype = st.prototype;
       setup->data = st.data;
@@ -507,6 +507,7 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
   auto& st = self->state;
   st.gate = epoch_gate{launch.id, 1};
   st.launch = std::move(launch);
+  st.share->store(st.launch.cfg.share);
   st.job_t0 = steady::now();
   // Shards and the distributor are ours: one dying is the job failing (edge 7).
   self->set_down_handler([=](const caf::down_msg& d) {
@@ -645,8 +646,10 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         if (checkpoint_hold(self, [self] { complete_step(self); })) return;
         complete_step(self);
       },
-      // A share decision from the task manager (cluster-wide, so any epoch): to every worker.
+      // A share decision from the task manager (cluster-wide, so any epoch): to every worker, and
+      // into the cell that a restarted worker starts from.
       [=](const msg::share_update& u) {
+        self->state.share->store(u.share);
         auto fwd = u;
         fwd.epoch = self->state.gate.epoch();
         for (const auto& w : self->state.workers)

@@ -37,6 +37,7 @@
 // Checkpoints (actors/job_checkpoint.hpp) ride inside RUNNING: a due step boundary captures the
 // shards' state; the following step is completed only once that checkpoint is durable. With
 // --resume, edge 1 loads the newest valid checkpoint and RUNNING starts at its step.
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,6 +103,8 @@ struct job_state {
   data_bundle data;
   std::shared_ptr<const models::model> prototype;
   std::shared_ptr<param_store> store;
+  // The job's current share on shared devices, read by every worker setup (worker_setup::share).
+  std::shared_ptr<std::atomic<double>> share = std::make_shared<std::atomic<double>>(1.0);
   std::vector<double> weights;
   int answers = 0;  // workers ready / probes / evaluations answered in the current phase
   int eval_expected = 0;

@@ -75,8 +75,10 @@ struct worker_setup {
   // which says what the delay holds back.
   std::vector<config::fault_config> delay;
   std::string sync_mode = "ps";
-  // Weight of this job on a shared device (share_gate); share_update changes it while running.
-  double share = 1.0;
+  // Weight of this job on a shared device (share_gate): one cell per job, which the job sets on
+  // every share_update before forwarding it, so that a restarted worker (the supervisor copies
+  // this setup) starts from the current share, not from the config's.
+  std::shared_ptr<std::atomic<double>> share = std::make_shared<std::atomic<double>>(1.0);
   // data.priority: where the per-sample losses of each computed slice go.
   caf::actor distributor;
   // Issue 5: the job's fault plan (kill, hang, drop, partition fire once per job), this
