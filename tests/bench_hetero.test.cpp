@@ -1,0 +1,86 @@
+// `troupe bench hetero` end to end through the built binary, small enough for `make test` (about
+// a minute on 2 cores): it must keep running, write its JSON, and its figures must show what the
+// benchmark exists to show. The full-size figures are measured by hand (README); this only checks
+// the direction with loose bounds, so that host noise cannot fail it.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path troupe_binary() {
+  return fs::read_symlink("/proc/self/exe").parent_path() / "troupe";
+}
+
+fs::path scratch() {
+  auto dir = fs::temp_directory_path() / ("troupe-bench-hetero-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+struct outcome {
+  int code = -1;
+  std::string err;
+};
+
+outcome run_bench(const std::string& args) {
+  const auto dir = scratch();
+  const auto err_file = dir / "stderr.txt";
+  const std::string cmd = "timeout 300 " + troupe_binary().string() + " bench hetero " + args +
+                          " > " + (dir / "stdout.txt").string() + " 2> " + err_file.string();
+  const int status = std::system(cmd.c_str());
+  outcome o;
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::stringstream ss;
+  ss << std::ifstream(err_file).rdbuf();
+  o.err = ss.str();
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("bench hetero: a small run writes its figures, and adaptive beats even") {
+  REQUIRE_MESSAGE(fs::exists(troupe_binary()), "build the troupe target first");
+  const auto json = scratch() / "hetero.json";
+  const auto o = run_bench(
+      "--repeats 1 --batch 256 --steps 6 --slow-steps 14 --slow-at 3 --solo-steps 3 --json " +
+      json.string());
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  nlohmann::json j;
+  std::ifstream(json) >> j;
+  CHECK(j.at("pace") == "fixed");
+  CHECK(j.at("row_seconds").get<double>() > 0);
+  const auto& m = j.at("medians");
+  MESSAGE("adaptive eff " << m.at("124/adaptive").at("eff") << " vs even "
+                          << m.at("124/adaptive").at("vs_even") << ", reconverge "
+                          << m.at("slow/adaptive").value("reconverge", -1.0));
+  CHECK(m.at("solo").at("sum").get<double>() > 0);
+  // Speeds 1:2:4: an even split leaves the fastest device idle most of each step (4/7 of the
+  // work would be its share; it gets 1/3), and adaptive should be near 7/3 = 2.33x even.
+  CHECK(m.at("124/even").at("idle_2").get<double>() > 0.4);
+  CHECK(m.at("124/adaptive").at("vs_even").get<double>() > 1.5);
+  CHECK(m.at("124/adaptive").at("eff").get<double>() > 0.6);
+  CHECK(m.at("124/adaptive").at("eff").get<double>() < 1.3);
+  // After the fastest device slows down 3x, the adaptive split settles again.
+  CHECK(m.at("slow/adaptive").contains("reconverge"));
+  CHECK(m.at("slow/adaptive").at("rebalances").get<double>() >= 1);
+  std::error_code ec;
+  fs::remove_all(scratch(), ec);
+}
+
+TEST_CASE("bench hetero: a bad --pace exits 2 naming the flag") {
+  const auto o = run_bench("--pace warp");
+  CHECK(o.code == 2);
+  CHECK(o.err.find("--pace") != std::string::npos);
+}
