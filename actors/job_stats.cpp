@@ -56,6 +56,7 @@ double reduced_sq_norm(const std::vector<std::shared_ptr<const std::vector<float
 }
 
 void job_stats::begin_step(std::size_t workers) {
+  replanned_ = false;
   batches_.assign(workers, 0.0);
   sq_norms_.assign(workers, 0.0);
   compute_.assign(workers, 0.0);
@@ -65,6 +66,12 @@ void job_stats::begin_step(std::size_t workers) {
 void job_stats::on_worker(std::size_t rank, std::int64_t samples, double mean_sq_norm,
                           double compute_s) {
   if (rank >= batches_.size()) return;
+  if (batches_[rank] > 0) {
+    replanned_ = true;
+    batches_[rank] += static_cast<double>(samples);
+    compute_[rank] += compute_s;
+    return;
+  }
   batches_[rank] = static_cast<double>(samples);
   sq_norms_[rank] = mean_sq_norm;
   compute_[rank] = compute_s;
@@ -85,7 +92,7 @@ void job_stats::end_step(double g) {
   ++steps_;
 
   global_sq_ = g;
-  if (!std::isfinite(g)) return;
+  if (!std::isfinite(g) || replanned_) return;
   for (double x : sq_norms_)
     if (!std::isfinite(x)) return;  // a diverged step says nothing about the noise
   // With two or more workers the global point (1/B) differs from every worker's (1/b_i), so

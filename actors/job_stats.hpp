@@ -34,7 +34,9 @@ class job_stats {
   explicit job_stats(double smoothing = 0.95) : tracker_(smoothing) {}
 
   void begin_step(std::size_t workers);
-  // A worker's answer: its slice, |G_b|^2 of its mean gradient and its compute seconds.
+  // A worker's answer: its slice, |G_b|^2 of its mean gradient and its compute seconds. A second
+  // answer from the same rank in one step (a re-planned slice) adds its samples and seconds, and
+  // the step gives no noise point: |G|^2 of the two slices together is not known.
   void on_worker(std::size_t rank, std::int64_t samples, double mean_sq_norm, double compute_s);
   // Every worker reported; `sums` are the gradient sums by rank (null: no slice).
   void end_step(const std::vector<std::shared_ptr<const std::vector<float>>>& sums,
@@ -52,6 +54,7 @@ class job_stats {
  private:
   policies::noise_scale_tracker tracker_;
   std::vector<double> batches_, sq_norms_, compute_;
+  bool replanned_ = false;  // this step had a second slice on some rank
   double step_imbalance_ = 0.0;
   double imbalance_sum_ = 0.0;
   std::int64_t steps_ = 0;
