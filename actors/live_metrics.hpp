@@ -23,7 +23,7 @@ struct live_metrics {
   std::vector<std::pair<std::string, std::int64_t>> split;  // samples per group this step
   double imbalance_index = 0.0;  // CV of this step's per-worker compute seconds (0 = balanced)
   double noise_scale = 0.0;      // smoothed gradient noise scale B_noise; 0 until estimable
-  std::vector<std::int64_t> worker_samples;    // by rank: this step's slices
+  std::vector<std::int64_t> worker_samples;    // by rank: samples computed this step
   std::vector<double> worker_compute_seconds;  // by rank: device compute time this step
 };
 
