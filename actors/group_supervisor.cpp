@@ -47,7 +47,8 @@ void on_failure(self_ptr self, const supervised_worker& w, const std::string& ki
         st.jitter
             .emplace(k, rng(w.setup->seed).fork(0x50000u + static_cast<std::uint64_t>(w.spec.rank)))
             .first;
-  const auto d = policies::decide(*cls, w.setup->supervision, st.intensity[k], now_seconds(self),
+  auto& intensity = st.intensity.try_emplace(k, w.setup->restarts).first->second;
+  const auto d = policies::decide(*cls, w.setup->supervision, intensity, now_seconds(self),
                                   st.backoff, it->second);
   down.action = policies::to_string(d.action);
   down.decision = d.reason;

@@ -130,6 +130,25 @@ TEST_CASE_FIXTURE(fixture, "crashes restart with exponential backoff, then escal
   CHECK(rec->workers.size() == 5);
 }
 
+TEST_CASE_FIXTURE(
+    fixture,
+    "the job's restart intensity is the limit: max_restarts 1 escalates the second crash") {
+  auto setup = std::make_shared<worker_setup>();
+  setup->restarts = {1, 60.0};
+  caf::anon_send(job, msg::spawn_worker{9, 1, 0, 0, "cpu/0"}, msg::local_ref<worker_setup>{setup},
+                 sup);
+  sched.run();
+  REQUIRE(rec->workers.size() == 1);
+  crash(rec->workers.back());
+  REQUIRE(rec->downs.size() == 1);
+  CHECK(rec->downs.back().action == "restart");
+  advance(50ms);
+  REQUIRE(rec->workers.size() == 2);
+  crash(rec->workers.back());
+  REQUIRE(rec->downs.size() == 2);
+  CHECK(rec->downs.back().action == "migrate");
+}
+
 TEST_CASE_FIXTURE(fixture, "a restarted worker starts from the job's current share") {
   // The job moved its share on shared devices from the config's 1.0 to 0.25 (a share_update)
   // before the worker crashed: the new incarnation must not go back to 1.0.

@@ -440,6 +440,7 @@ void on_data(self_ptr self, const data_bundle& bundle) {
       setup->faults = st.mem.plan;
       setup->max_hang_seconds = st.launch.step_deadline_seconds;
       setup->supervision = supervision;
+      setup->restarts = {cfg.max_restarts, cfg.restart_window};
       setup->seed = cfg.seed;
       auto sw = tagged<msg::spawn_worker>(self);
       sw.rank = rank;

@@ -88,7 +88,8 @@ struct worker_setup {
   std::shared_ptr<cancel_token> cancel = std::make_shared<cancel_token>();
   double max_hang_seconds = 600.0;
   policies::policy_table supervision;
-  std::uint64_t seed = 1;  // the job's: backoff jitter is reproducible
+  policies::restart_limits restarts;  // the job's restart intensity, per worker
+  std::uint64_t seed = 1;             // the job's: backoff jitter is reproducible
 };
 
 // A job handed to the task manager.

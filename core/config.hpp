@@ -113,6 +113,10 @@ struct job_config {
   std::vector<fault_config> faults;
   std::int64_t fault_soak = 0;  // `troupe run --fault-soak N`: N random faults (no YAML key)
   std::map<std::string, std::string> supervision;  // failure class -> restart | migrate | fail-job
+  // supervision's restart intensity: at most max_restarts per worker in restart_window seconds,
+  // then the worker's share migrates (policies::restart_limits).
+  int max_restarts = 3;
+  double restart_window = 60.0;
 };
 
 struct run_config {

@@ -399,8 +399,11 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
       j.faults.push_back(read_fault(cx, fs[i], index_path(v.path("faults"), i), cluster));
   }
   if (const auto s = v.sub("supervision")) {
+    s->integer("max_restarts", j.max_restarts, non_negative);
+    s->number("restart_window", j.restart_window, positive);
     for (const auto& kv : s->self()) {
       const std::string cls = kv.first.Scalar();
+      if (cls == "max_restarts" || cls == "restart_window") continue;
       j.supervision[cls] = cx.as_enum(kv.second, s->path(cls), {"restart", "migrate", "fail-job"});
     }
   }

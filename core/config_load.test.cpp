@@ -96,7 +96,7 @@ TEST_CASE("every key of the schema is read into its field") {
     checkpoint: {dir: /tmp/ck, every_steps: 10}
     faults:
       - {step: 5, action: slow, target: cpu/1, factor: 4, until_step: 9}
-    supervision: {crash: migrate, hang: fail-job}
+    supervision: {crash: migrate, hang: fail-job, max_restarts: 5, restart_window: 30}
   - name: b
     after: [a]
     data:
@@ -134,7 +134,12 @@ TEST_CASE("every key of the schema is read into its field") {
   CHECK(a.faults[0].target == "cpu/1");
   CHECK(a.faults[0].until_step == 9);
   CHECK(a.supervision.at("crash") == "migrate");
+  CHECK(a.supervision.size() == 2);  // the limits are not classes
+  CHECK(a.max_restarts == 5);
+  CHECK(a.restart_window == 30.0);
   const auto& b = rc.jobs[1];
+  CHECK(b.max_restarts == 3);
+  CHECK(b.restart_window == 60.0);
   CHECK(b.after == std::vector<std::string>{"a"});
   CHECK(b.data.synthetic_kind == "linear");
   CHECK(b.data.synthetic_samples == 500);
@@ -375,6 +380,10 @@ TEST_CASE("enum values out of range") {
   expect(add("    placement: random\n"), "14: jobs[0].placement:", "resource-state");
   expect(add("    supervision: {crash: reboot}\n"), "14: jobs[0].supervision.crash:", "fail-job");
   expect(add("    supervision: {fire: restart}\n"), "14: jobs[0].supervision.fire:", "unknown");
+  expect(add("    supervision: {max_restarts: -1}\n"),
+         "14: jobs[0].supervision.max_restarts:", ">= 0");
+  expect(add("    supervision: {restart_window: 0}\n"),
+         "14: jobs[0].supervision.restart_window:", "positive");
   expect(add("  - name: b\n    data: {dataset: imagenet}\n"),
          "15: jobs[1].data.dataset:", "fashion-mnist");
   expect(add("    faults: [{step: 1, action: explode, target: cpu}]\n"),

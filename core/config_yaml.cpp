@@ -38,7 +38,9 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"jobs[].resources", {"groups"}},
       {"jobs[].checkpoint", {"dir", "every_steps", "every_seconds"}},
       {"jobs[].faults[]", {"step", "action", "target", "factor", "seconds", "until_step"}},
-      {"jobs[].supervision", {"crash", "hang", "device-error", "out-of-memory", "lost-group"}},
+      {"jobs[].supervision",
+       {"crash", "hang", "device-error", "out-of-memory", "lost-group", "max_restarts",
+        "restart_window"}},
   };
   return s;
 }
