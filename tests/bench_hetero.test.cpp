@@ -4,48 +4,25 @@
 // the direction with loose bounds, so that host noise cannot fail it.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/binary_support.hpp"
+
 namespace fs = std::filesystem;
+using namespace troupe::testing;
 
 namespace {
 
-fs::path troupe_binary() {
-  return fs::read_symlink("/proc/self/exe").parent_path() / "troupe";
-}
-
 fs::path scratch() {
-  auto dir = fs::temp_directory_path() / ("troupe-bench-hetero-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
+  return scratch_dir("troupe-bench-hetero");
 }
-
-struct outcome {
-  int code = -1;
-  std::string err;
-};
 
 outcome run_bench(const std::string& args) {
-  const auto dir = scratch();
-  const auto err_file = dir / "stderr.txt";
-  const std::string cmd = "timeout 300 " + troupe_binary().string() + " bench hetero " + args +
-                          " > " + (dir / "stdout.txt").string() + " 2> " + err_file.string();
-  const int status = std::system(cmd.c_str());
-  outcome o;
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::stringstream ss;
-  ss << std::ifstream(err_file).rdbuf();
-  o.err = ss.str();
-  return o;
+  return run_troupe_in(scratch(), "bench hetero " + args, 300);
 }
 
 }  // namespace

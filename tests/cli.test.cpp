@@ -3,50 +3,25 @@
 // message names the file and line), and a tiny good run exits 0 with the report's keys.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/binary_support.hpp"
+
 namespace fs = std::filesystem;
+using namespace troupe::testing;
 
 namespace {
 
-// The test executables and `troupe` are built into the same directory.
-fs::path troupe_binary() {
-  return fs::read_symlink("/proc/self/exe").parent_path() / "troupe";
-}
-
 fs::path scratch() {
-  auto dir = fs::temp_directory_path() / ("troupe-cli-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
+  return scratch_dir("troupe-cli-test");
 }
-
-struct outcome {
-  int code = -1;
-  std::string err;
-};
 
 outcome run_troupe(const std::string& args) {
-  const auto dir = scratch();
-  const auto err_file = dir / "stderr.txt";
-  const std::string cmd = "timeout 120 " + troupe_binary().string() + " run " + args + " > " +
-                          (dir / "stdout.txt").string() + " 2> " + err_file.string();
-  const int status = std::system(cmd.c_str());
-  outcome o;
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  o.err = ss.str();
-  return o;
+  return run_troupe_in(scratch(), "run " + args, 120);
 }
 
 fs::path write(const std::string& name, const std::string& text) {

@@ -20,20 +20,16 @@
 #include <nlohmann/json.hpp>
 
 #include "core/checkpoint.hpp"
+#include "tests/binary_support.hpp"
 
 extern char** environ;
 namespace fs = std::filesystem;
+using troupe::testing::troupe_binary;
 
 namespace {
 
-fs::path troupe_binary() {
-  return fs::read_symlink("/proc/self/exe").parent_path() / "troupe";
-}
-
 fs::path scratch() {
-  auto dir = fs::temp_directory_path() / ("troupe-resume-cli-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
+  return troupe::testing::scratch_dir("troupe-resume-cli");
 }
 
 constexpr int every_steps = 20;

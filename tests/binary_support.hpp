@@ -1,0 +1,49 @@
+#pragma once
+// Shared by the tests that drive the built `troupe` binary as a user would (tests/cli,
+// tests/bench_hetero, tests/resume_cli): where it is, a scratch directory per test process, and
+// one command run with a deadline.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace troupe::testing {
+
+// The test executables and `troupe` are built into the same directory.
+inline std::filesystem::path troupe_binary() {
+  return std::filesystem::read_symlink("/proc/self/exe").parent_path() / "troupe";
+}
+
+// A directory of this test process's own, named `name`-PID under the temp directory.
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+struct outcome {
+  int code = -1;  // the exit code; -1 when killed by a signal
+  std::string err;
+};
+
+// `troupe ARGS` with stdout and stderr into `dir`, killed after `timeout_s` (never a hang).
+inline outcome run_troupe_in(const std::filesystem::path& dir, const std::string& args,
+                             int timeout_s) {
+  const auto err_file = dir / "stderr.txt";
+  const std::string cmd = "timeout " + std::to_string(timeout_s) + " " + troupe_binary().string() +
+                          " " + args + " > " + (dir / "stdout.txt").string() + " 2> " +
+                          err_file.string();
+  const int status = std::system(cmd.c_str());
+  outcome o;
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::stringstream ss;
+  ss << std::ifstream(err_file).rdbuf();
+  o.err = ss.str();
+  return o;
+}
+
+}  // namespace troupe::testing
