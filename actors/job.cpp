@@ -173,9 +173,6 @@ void begin_step(self_ptr self, msg::step_plan plan, const msg::local_ref<msg::in
   st.pending_done = 0;
   st.step_stats = {};
   st.grads.assign(st.workers.size(), nullptr);
-  st.step_compute.assign(st.workers.size(), 0.0);
-  st.step_samples.assign(st.workers.size(), 0);
-  st.step_replanned = false;
   st.step_t0 = steady::now();
   st.stats.begin_step(st.workers.size());
   if (st.plan.data_epoch != st.pass) {
@@ -495,8 +492,8 @@ void complete_step(self_ptr self) {
     }
     sm.group_samples.back() += st.plan.counts[r];
   }
-  sm.worker_compute_seconds = st.step_compute;
-  sm.worker_samples = st.step_samples;
+  sm.worker_compute_seconds = st.stats.step_compute();
+  sm.worker_samples = st.stats.step_samples();
   sm.imbalance_index = st.stats.step_imbalance();
   sm.noise_scale = st.stats.noise_scale().value_or(0.0);
   if (st.launch.metrics_hub) self->send(st.launch.metrics_hub, std::move(sm));
@@ -583,9 +580,6 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         // A re-planned second slice of the same step: the job still holds the first one's buffer.
         const bool second = st.grads[r] && st.grads[r] != grad.ptr;
         if (!st.grads[r]) st.grads[r] = grad.ptr;
-        st.step_compute[r] = (second ? st.step_compute[r] : 0.0) + m.compute_seconds;
-        st.step_samples[r] = (second ? st.step_samples[r] : 0) + m.samples;
-        st.step_replanned = st.step_replanned || second;
         auto& w = st.workers[r];
         w.samples += m.samples;
         if (!second) w.steps += 1;
@@ -632,13 +626,13 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
         st.step_grad_sq = 0.0;
         if (st.shards.empty()) st.stats.end_step(st.grads, cmd.total_samples);
         // A re-planned step's timings mix two plans over a changed membership: no decision on it.
-        if (st.rebalancer && !st.step_replanned) {
+        if (st.rebalancer && !st.stats.step_replanned()) {
           // The step's timings are complete now: deciding while the shards reduce gets the
           // decision to the distributor before the plan of step + 2 is requested.
           auto t = tagged<msg::step_metrics>(self);
           t.step = st.step + 1;
-          t.worker_samples = st.step_samples;
-          t.worker_compute_seconds = st.step_compute;
+          t.worker_samples = st.stats.step_samples();
+          t.worker_compute_seconds = st.stats.step_compute();
           self->send(st.rebalancer, std::move(t));
         }
       },

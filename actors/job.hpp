@@ -120,9 +120,6 @@ struct job_state {
   int pending_applied = 0;
   double step_grad_sq = 0.0;  // ps: the shards' parts of |G_B|^2 of this step
   std::vector<std::shared_ptr<const msg::grad_buffer>> grads;  // by rank, this step
-  std::vector<double> step_compute;                            // by rank, this step
-  std::vector<std::int64_t> step_samples;  // by rank, this step, as computed (re-plans included)
-  bool step_replanned = false;             // some rank computed a second slice of this step
   models::step_stats step_stats;
   steady::time_point job_t0 = steady::now();
   steady::time_point train_t0 = steady::now();

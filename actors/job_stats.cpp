@@ -100,6 +100,10 @@ void job_stats::end_step(double g) {
   tracker_.update(batches_, sq_norms_, g);
 }
 
+std::vector<std::int64_t> job_stats::step_samples() const {
+  return {batches_.begin(), batches_.end()};  // whole counts, exact in a double
+}
+
 double job_stats::mean_imbalance() const {
   return steps_ > 0 ? imbalance_sum_ / static_cast<double>(steps_) : 0.0;
 }

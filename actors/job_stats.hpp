@@ -44,6 +44,11 @@ class job_stats {
   // The same with |G_B|^2 of the step's mean gradient already known (ps mode: the shards' parts).
   void end_step(double global_sq_norm);
 
+  // This step so far, by rank: samples computed and device seconds (re-planned slices added),
+  // and whether some rank computed a second slice.
+  std::vector<std::int64_t> step_samples() const;
+  const std::vector<double>& step_compute() const { return compute_; }
+  bool step_replanned() const { return replanned_; }
   double step_imbalance() const { return step_imbalance_; }
   double mean_imbalance() const;
   std::optional<double> noise_scale() const { return tracker_.b_noise(); }
