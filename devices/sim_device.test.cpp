@@ -60,12 +60,27 @@ sim_device::cpu_clock_fn costs_clock(std::vector<double> costs) {
   };
 }
 
+// An idle that records what it was asked for and does not wait.
+sim_device::idle_fn record_into(std::vector<double>& idles) {
+  return [&idles](std::chrono::duration<double> s) { idles.push_back(s.count()); };
+}
+
+// One call's inputs on a busy_model: parameters, gradient, a batch of `rows` rows, the timing.
+struct call {
+  busy_model m;
+  std::vector<float> p = std::vector<float>(4), g = std::vector<float>(4);
+  models::batch b;
+  step_timing t;
+  explicit call(std::size_t rows) { b.size = rows; }
+  models::step_stats step(sim_device& d) { return d.run_step(m, p.data(), b, g.data(), &t); }
+  models::step_stats eval(sim_device& d) { return d.run_eval(m, p.data(), b, &t); }
+};
+
 }  // namespace
 
 TEST_CASE("sim stretches compute by the slowdown and forwards the base device's results") {
   std::vector<double> idles;
-  sim_device d("slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
-               [&](std::chrono::duration<double> s) { idles.push_back(s.count()); });
+  sim_device d("slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "", record_into(idles));
   busy_model m;
   std::vector<float> p(4), g(4, -1.0f);
   models::batch b;
@@ -90,24 +105,18 @@ TEST_CASE("with a cpu clock, the call lasts slowdown x the thread's own compute 
   // slowdown-3 device then occupies 30 ms in all, the stretch making up the rest.
   std::vector<double> idles;
   double cpu_now = 1.0;
-  sim_device d(
-      "slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
-      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); },
-      [&] {
-        const double t = cpu_now;
-        cpu_now += 0.010;
-        return t;
-      });
-  busy_model m;
-  std::vector<float> p(4), g(4);
-  models::batch b;
-  b.size = 3;
-  step_timing t;
-  d.run_step(m, p.data(), b, g.data(), &t);
+  sim_device d("slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "", record_into(idles),
+               [&] {
+                 const double t = cpu_now;
+                 cpu_now += 0.010;
+                 return t;
+               });
+  call c(3);
+  c.step(d);
   REQUIRE(idles.size() == 1);
   // The recorder spends no time, so compute_seconds is the wall time of the real compute.
-  CHECK(idles[0] == doctest::Approx(0.030 - t.compute_seconds).epsilon(0.01));
-  CHECK(t.compute_seconds < 0.030);
+  CHECK(idles[0] == doctest::Approx(0.030 - c.t.compute_seconds).epsilon(0.01));
+  CHECK(c.t.compute_seconds < 0.030);
 }
 
 TEST_CASE("a train step owes the median cost of the recent steps, not its own spike") {
@@ -116,18 +125,13 @@ TEST_CASE("a train step owes the median cost of the recent steps, not its own sp
   // the spike is not multiplied by the slowdown.
   std::vector<double> idles;
   const std::vector<double> costs = {0.010, 0.010, 0.010, 0.010, 0.040, 0.010, 0.020};
-  sim_device d(
-      "slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
-      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); }, costs_clock(costs));
-  busy_model m;
-  std::vector<float> p(4), g(4);
-  models::batch b;
-  b.size = 3;
-  step_timing t;
+  sim_device d("slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "", record_into(idles),
+               costs_clock(costs));
+  call c(3);
   double wall_sum = 0.0;
   for (std::size_t i = 0; i + 1 < costs.size(); ++i) {
-    d.run_step(m, p.data(), b, g.data(), &t);
-    wall_sum += t.compute_seconds;  // the recorder does not wait: the real compute's wall time
+    c.step(d);
+    wall_sum += c.t.compute_seconds;  // the recorder does not wait: the real compute's wall time
   }
   REQUIRE(idles.size() == costs.size() - 1);
   CHECK(idles[4] == doctest::Approx(0.030).epsilon(0.05));  // not 0.120
@@ -136,7 +140,7 @@ TEST_CASE("a train step owes the median cost of the recent steps, not its own sp
 
   // An eval call owes its own cost (20 ms), not the train steps' median.
   idles.clear();
-  d.run_eval(m, p.data(), b, &t);
+  c.eval(d);
   REQUIRE(idles.size() == 1);
   CHECK(idles[0] == doctest::Approx(0.060).epsilon(0.05));
 }
@@ -145,27 +149,22 @@ TEST_CASE("a start lag (the step was ready before the call) is part of the stret
   // 10 ms of CPU on the fake clock at slowdown 3: 30 ms in all. The step had been ready 8 ms
   // before the call, so 8 ms less idle, and the reported compute time counts from readiness.
   std::vector<double> idles;
-  sim_device d(
-      "slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
-      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); }, costs_clock({0.010}));
-  busy_model m;
-  std::vector<float> p(4), g(4);
+  sim_device d("slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "", record_into(idles),
+               costs_clock({0.010}));
+  call c(3);
   std::vector<float> rows(3);
-  models::batch b;
-  b.x = rows.data();
-  b.size = 3;
-  step_timing t;
-  t.start_lag_seconds = 0.008;
-  d.run_step(m, p.data(), b, g.data(), &t);
+  c.b.x = rows.data();
+  c.t.start_lag_seconds = 0.008;
+  c.step(d);
   REQUIRE(idles.size() == 1);
   CHECK(idles[0] == doctest::Approx(0.030 - 0.008).epsilon(0.05));
-  CHECK(t.compute_seconds >= 0.008);
-  CHECK(t.compute_seconds < 0.008 + 0.005);  // the recorder does not wait: lag + real time
+  CHECK(c.t.compute_seconds >= 0.008);
+  CHECK(c.t.compute_seconds < 0.008 + 0.005);  // the recorder does not wait: lag + real time
 
   // A lag longer than the whole stretch leaves nothing to idle.
   idles.clear();
-  t.start_lag_seconds = 0.050;
-  d.run_step(m, p.data(), b, g.data(), &t);
+  c.t.start_lag_seconds = 0.050;
+  c.step(d);
   CHECK(idles.empty());
 }
 
@@ -272,30 +271,24 @@ TEST_CASE("with row_seconds a train step owes slowdown x row_seconds x rows, wha
   // A device of fixed speed: 0.5 ms per sample at slowdown 4 is 2 ms per sample. The fake CPU
   // costs (1 ms, then 9 ms) move nothing while the real compute fits; eval keeps its own cost.
   std::vector<double> idles;
-  sim_device d(
-      "fixed", std::make_unique<cpu_device>("fixed/base", 1), 4.0, "",
-      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); },
-      costs_clock({0.001, 0.009, 0.002}));
+  sim_device d("fixed", std::make_unique<cpu_device>("fixed/base", 1), 4.0, "", record_into(idles),
+               costs_clock({0.001, 0.009, 0.002}));
   d.set_row_seconds(0.0005);
-  busy_model m;
-  std::vector<float> p(4), g(4);
-  models::batch b;
-  b.size = 10;
-  step_timing t;
-  d.run_step(m, p.data(), b, g.data(), &t);
-  d.run_step(m, p.data(), b, g.data(), &t);
+  call c(10);
+  c.step(d);
+  c.step(d);
   REQUIRE(idles.size() == 2);
   // 20 ms owed, less the real compute's wall time (the recorder does not wait).
   CHECK(idles[0] == doctest::Approx(0.020).epsilon(0.15));
   CHECK(idles[1] == doctest::Approx(0.020).epsilon(0.15));
-  d.run_eval(m, p.data(), b, &t);
+  c.eval(d);
   REQUIRE(idles.size() == 3);
   CHECK(idles[2] == doctest::Approx(4 * 0.002).epsilon(0.15));  // its own 2 ms, stretched
 
   // A slow fault still multiplies the fixed speed.
   idles.clear();
   d.set_slowdown(12.0);
-  d.run_step(m, p.data(), b, g.data(), &t);
+  c.step(d);
   REQUIRE(idles.size() == 1);
   CHECK(idles[0] == doctest::Approx(0.060).epsilon(0.1));
   CHECK_THROWS_AS(d.set_row_seconds(-1.0), input_error);
@@ -308,23 +301,17 @@ TEST_CASE("a thread held up after its compute still ends the call on time") {
   std::vector<double> idles;
   int reads = 0;
   double cpu_now = 1.0;
-  sim_device d(
-      "slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "",
-      [&](std::chrono::duration<double> s) { idles.push_back(s.count()); },
-      [&] {
-        if (++reads % 2 == 0) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(6));
-          cpu_now += 0.010;
-        }
-        return cpu_now;
-      });
-  busy_model m;
-  std::vector<float> p(4), g(4);
-  models::batch b;
-  b.size = 3;
-  step_timing t;
-  d.run_step(m, p.data(), b, g.data(), &t);
+  sim_device d("slow", std::make_unique<cpu_device>("slow/base", 1), 3.0, "", record_into(idles),
+               [&] {
+                 if (++reads % 2 == 0) {
+                   std::this_thread::sleep_for(std::chrono::milliseconds(6));
+                   cpu_now += 0.010;
+                 }
+                 return cpu_now;
+               });
+  call c(3);
+  c.step(d);
   REQUIRE(idles.size() == 1);
   CHECK(idles[0] < 0.030 - 0.006 + 0.0005);
-  CHECK(idles[0] + t.compute_seconds == doctest::Approx(0.030).epsilon(0.05));
+  CHECK(idles[0] + c.t.compute_seconds == doctest::Approx(0.030).epsilon(0.05));
 }
