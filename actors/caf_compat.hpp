@@ -17,7 +17,7 @@
 #include <caf/spawn_options.hpp>
 #include <caf/stateful_actor.hpp>
 
-#include "core/messages.hpp"
+#include "actors/messages.hpp"
 
 namespace troupe::actors {
 

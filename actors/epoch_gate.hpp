@@ -4,7 +4,7 @@
 // (issue 5) can never be mistaken for one of the current step.
 #include <cstdint>
 
-#include "core/messages.hpp"
+#include "actors/messages.hpp"
 
 namespace troupe::actors {
 

@@ -61,20 +61,16 @@ void on_failure(self_ptr self, const supervised_worker& w, const std::string& ki
 
 }  // namespace
 
-caf::behavior group_supervisor(stateful<group_state>* self, config::group_config group,
-                               caf::actor task_manager) {
-  return group_supervisor_with(self, std::move(group), std::move(task_manager), nullptr, {});
+caf::behavior group_supervisor(stateful<group_state>* self, config::group_config group) {
+  return group_supervisor_with(self, std::move(group), nullptr, {});
 }
 
 caf::behavior group_supervisor_with(stateful<group_state>* self, config::group_config group,
-                                    caf::actor task_manager, worker_factory factory,
-                                    policies::backoff_params backoff) {
+                                    worker_factory factory, policies::backoff_params backoff) {
   self->state.group = group;
   self->state.factory = std::move(factory);
   self->state.backoff = backoff;
   self->state.t0 = self->clock().now();
-  if (task_manager)
-    self->send(task_manager, msg::register_group{group.name, group.device, group.count});
   // Edge 3.
   self->set_down_handler([=](const caf::down_msg& down) {
     auto& st = self->state;

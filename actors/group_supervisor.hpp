@@ -25,8 +25,6 @@
 //      cancel token; it takes the current parameters and sends worker_ready to the job.
 //   5. worker_failed(job, rank, kind) from the job (hang or lost-group, found by its step
 //      deadline): release the worker's token, stop it, then as 3 with the job's class.
-//
-// The group registers itself with the task manager when it starts (register_group).
 #include <functional>
 #include <map>
 #include <string>
@@ -66,11 +64,9 @@ struct group_state {
   steady::time_point t0 = steady::now();
 };
 
-caf::behavior group_supervisor(stateful<group_state>* self, config::group_config group,
-                               caf::actor task_manager);
+caf::behavior group_supervisor(stateful<group_state>* self, config::group_config group);
 // The same with a worker factory (null: device_worker, detached) and backoff parameters.
 caf::behavior group_supervisor_with(stateful<group_state>* self, config::group_config group,
-                                    caf::actor task_manager, worker_factory factory,
-                                    policies::backoff_params backoff);
+                                    worker_factory factory, policies::backoff_params backoff);
 
 }  // namespace troupe::actors

@@ -68,7 +68,7 @@ struct fixture {
     b.jitter = 0.0;  // exact backoffs: 50, 100, 200 ms
     config::group_config g;
     g.name = "cpu";
-    sup = sys.spawn(group_supervisor_with, g, caf::actor{}, factory, b);
+    sup = sys.spawn(group_supervisor_with, g, factory, b);
     sched.run();
   }
   ~fixture() {

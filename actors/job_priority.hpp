@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/config.hpp"
-#include "core/messages.hpp"
+#include "actors/messages.hpp"
 #include "policies/data_priority.hpp"
 
 namespace troupe::actors {

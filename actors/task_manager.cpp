@@ -291,7 +291,7 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
   for (const auto& g : st.opts.cluster.groups) {
     managed_group mg;
     mg.cfg = g;
-    mg.supervisor = self->spawn(group_supervisor, g, caf::actor_cast<caf::actor>(self));
+    mg.supervisor = self->spawn(group_supervisor, g);
     mg.busy.assign(static_cast<std::size_t>(std::max(0, g.count)), false);
     st.groups.push_back(std::move(mg));
   }
@@ -315,10 +315,6 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
     }
   });
   return {
-      [=](const msg::register_group&) {
-        // Groups are known from the cluster config; registration confirms the supervisor is up.
-        // Across processes (`troupe agent`) this is where a remote group would join.
-      },
       [=](msg::submit_atom, const msg::local_ref<job_request>& req) {
         auto& st = self->state;
         queued_entry q{st.next_id++, st.next_seq++, req->config};
@@ -358,12 +354,6 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
               ++st.share_changes[run.name];
               self->send(run.actor, msg::share_update{id, 0, d.shares[i]});
             }
-      },
-      [=](const msg::set_priority& p) {
-        auto& st = self->state;
-        for (auto& q : st.queue)
-          if (q.id == p.job) q.cfg.priority = p.priority;
-        schedule(self);
       },
       [=](const msg::drain& d) {
         auto& st = self->state;

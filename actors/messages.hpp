@@ -1,26 +1,27 @@
 #pragma once
-// Every message type of the actor layer and the ONE CAF type-id block that registers them
-// (shared/notes/caf-0.17.md P6: the wire identity of a type is its registered name, so all
-// binaries must include this one header). CAF headers are allowed here and nowhere else in core.
+// Every message type of the actor layer and the ONE CAF type-id block that registers them. The
+// wire identity of a CAF 0.17 type is its registered name, so every binary that talks to
+// another must include this one header.
 //
-// Families (DESIGN §3):
+// Families:
 //   gradient  : plan_request, step_plan, compute_cmd, go_step, step_done, reduce_cmd, local_cmd,
 //               applied, eval_cmd, eval_done, probe_cmd, probe_done
-//   priority  : set_priority
-//   load      : step_metrics, split_update, split_decision
-//   lifecycle : register_group, spawn_worker, worker_ready, heartbeat, worker_down,
-//               worker_failed, step_timeout, restart_worker, migrate_worker, drain, release,
-//               job_finished
-//   checkpoint: ckpt_capture, ckpt_part, ckpt_write, ckpt_written (issue 5)
+//   priority  : sample_losses (data priority)
+//   load      : step_metrics, split_update, split_decision, share_member, share_decision,
+//               share_update
+//   lifecycle : spawn_worker, worker_ready, worker_down, worker_failed, step_timeout,
+//               restart_worker, drain, release, job_finished, log_line
+//   checkpoint: ckpt_capture, ckpt_part, ckpt_write, ckpt_written
 //
 // Every message that belongs to a job carries (job, epoch). `epoch` is the MEMBERSHIP epoch
-// (bumped when the member list changes, issue 5), not a pass over the data (`data_epoch`). A
-// receiver drops a message whose epoch is not its current one (actors/epoch_gate.hpp).
+// (bumped when the member list changes), not a pass over the data (`data_epoch`). A receiver
+// drops a message whose epoch is not its current one (actors/epoch_gate.hpp).
 //
 // Control messages hold only descriptors. Tensor bytes never ride inside a CAF message between
-// processes (notes P9); in one process they travel as a second message element of type
-// local_ref<T> (a shared_ptr to an immutable or owner-synchronised buffer), which is marked
-// local-only and must never be sent to a remote actor.
+// processes (CAF serialises a vector<float> element by element, about 20x slower than ZeroMQ);
+// in one process they travel as a second message element of type local_ref<T> (a shared_ptr to
+// an immutable or owner-synchronised buffer), which is marked local-only and must never be sent
+// to a remote actor.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -167,13 +168,6 @@ struct probe_done {
 
 // -- priority family ------------------------------------------------------------------------
 
-// anyone -> task_manager: a queued job's priority changes (higher runs first).
-struct set_priority {
-  job_id job = 0;
-  epoch_id epoch = 0;
-  std::int32_t priority = 0;
-};
-
 // device_worker -> data_distributor (`data.priority`): the per-sample losses of a computed
 // slice, so the distributor's scores follow them. The indices and unweighted losses travel as
 // local_ref<sample_loss_list>.
@@ -255,13 +249,6 @@ struct share_update {
 
 // -- lifecycle family -----------------------------------------------------------------------
 
-// group_supervisor -> task_manager: a resource group and its devices.
-struct register_group {
-  std::string name;
-  std::string device;
-  std::int32_t count = 0;
-};
-
 // job -> group_supervisor: start the worker of `rank` on the group's device `device_index`.
 // The setup (model, dataset, parameter store) travels as local_ref<worker_setup>.
 struct spawn_worker {
@@ -280,12 +267,6 @@ struct worker_ready {
   double capability = 1.0;
 };
 
-struct heartbeat {
-  job_id job = 0;
-  epoch_id epoch = 0;
-  std::int32_t rank = 0;
-  std::int64_t seq = 0;
-};
 
 // group_supervisor -> job: a worker failed and what the supervisor does about it. `kind` is the
 // failure class (crash | hang | device-error | out-of-memory | lost-group, policies/supervision)
@@ -330,12 +311,6 @@ struct restart_worker {
   std::int32_t rank = 0;
 };
 
-struct migrate_worker {
-  job_id job = 0;
-  epoch_id epoch = 0;
-  std::int32_t rank = 0;
-  std::string to_group;
-};
 
 // task_manager -> job: stop after the step in flight (cancel); job answers with job_finished.
 struct drain {
@@ -456,22 +431,18 @@ TROUPE_INSPECT(eval_cmd, x.job, x.epoch, x.version, x.rank, x.offset, x.count)
 TROUPE_INSPECT(eval_done, x.job, x.epoch, x.rank, x.samples, x.loss_sum, x.correct)
 TROUPE_INSPECT(probe_cmd, x.job, x.epoch, x.rank, x.batch, x.steps)
 TROUPE_INSPECT(probe_done, x.job, x.epoch, x.rank, x.seconds_per_sample)
-TROUPE_INSPECT(set_priority, x.job, x.epoch, x.priority)
 TROUPE_INSPECT(step_metrics, x.job, x.epoch, x.name, x.step, x.steps_total, x.data_epoch, x.epochs,
                x.loss, x.samples, x.step_seconds, x.samples_per_second, x.elapsed_seconds, x.groups,
                x.group_samples, x.worker_compute_seconds, x.worker_samples, x.imbalance_index,
                x.noise_scale)
 TROUPE_INSPECT(split_update, x.job, x.epoch, x.weights)
 TROUPE_INSPECT(split_decision, x.job, x.epoch, x.step, x.slices, x.reason)
-TROUPE_INSPECT(register_group, x.name, x.device, x.count)
 TROUPE_INSPECT(spawn_worker, x.job, x.epoch, x.rank, x.device_index, x.name)
 TROUPE_INSPECT(worker_ready, x.job, x.epoch, x.rank, x.capability)
-TROUPE_INSPECT(heartbeat, x.job, x.epoch, x.rank, x.seq)
 TROUPE_INSPECT(worker_down, x.job, x.epoch, x.rank, x.kind, x.reason, x.action, x.decision)
 TROUPE_INSPECT(worker_failed, x.job, x.epoch, x.rank, x.kind, x.reason)
 TROUPE_INSPECT(step_timeout, x.job, x.epoch, x.step, x.seq)
 TROUPE_INSPECT(restart_worker, x.job, x.epoch, x.rank)
-TROUPE_INSPECT(migrate_worker, x.job, x.epoch, x.rank, x.to_group)
 TROUPE_INSPECT(drain, x.job, x.epoch)
 TROUPE_INSPECT(release, x.job, x.epoch)
 TROUPE_INSPECT(job_finished, x.job, x.epoch, x.name, x.status, x.error, x.bad_input)
@@ -529,17 +500,13 @@ CAF_ADD_TYPE_ID(troupe, (troupe::msg::eval_cmd))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::eval_done))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::probe_cmd))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::probe_done))
-CAF_ADD_TYPE_ID(troupe, (troupe::msg::set_priority))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::step_metrics))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::split_update))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::split_decision))
-CAF_ADD_TYPE_ID(troupe, (troupe::msg::register_group))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::spawn_worker))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::worker_ready))
-CAF_ADD_TYPE_ID(troupe, (troupe::msg::heartbeat))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::worker_down))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::restart_worker))
-CAF_ADD_TYPE_ID(troupe, (troupe::msg::migrate_worker))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::drain))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::release))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::job_finished))
