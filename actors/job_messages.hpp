@@ -1,10 +1,10 @@
 #pragma once
 // Helpers every part of the job actor (job.cpp, job_membership, job_checkpoint) uses to address
-// messages: stamped with the job's (job, epoch), and log lines to the metrics hub.
+// messages: stamped with the job's (job, generation), and log lines to the metrics hub.
 #include <string>
 #include <utility>
 
-#include "actors/job.hpp"
+#include "actors/job_state.hpp"
 
 namespace troupe::actors {
 

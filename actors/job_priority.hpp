@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/config.hpp"
 #include "actors/messages.hpp"
+#include "core/config.hpp"
 #include "policies/data_priority.hpp"
 
 namespace troupe::actors {

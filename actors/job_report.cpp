@@ -6,8 +6,6 @@
 #include <vector>
 
 #include "actors/fault_delay.hpp"
-#include "actors/job_checkpoint.hpp"
-#include "actors/job_membership.hpp"
 #include "actors/local_step.hpp"
 #include "core/hash.hpp"
 
@@ -22,12 +20,12 @@ job_report make_report(stateful<job_state>* self, const std::string& status) {
   r.epochs = st.step > 0 ? st.pass + 1 : 0;
   r.steps = st.step;
   r.global_batch = cfg.batch;
-  r.started_s = std::chrono::duration<double>(st.job_t0 - st.launch.run_t0).count();
+  r.started_s = std::chrono::duration<double>(st.clock.job_t0 - st.launch.run_t0).count();
   r.finished_s = seconds_since(st.launch.run_t0);
   r.wall_seconds = r.finished_s - r.started_s;
-  r.step_seconds = st.step_seconds_total;
-  if (st.step_seconds_total > 0)
-    r.samples_per_second = static_cast<double>(st.samples_total) / st.step_seconds_total;
+  r.step_seconds = st.clock.step_seconds_total;
+  if (st.clock.step_seconds_total > 0)
+    r.samples_per_second = static_cast<double>(st.samples_total) / st.clock.step_seconds_total;
   if (st.pass_stats.samples > 0)
     r.train_loss = st.pass_stats.loss_sum / static_cast<double>(st.pass_stats.samples);
   if (st.eval_stats.samples > 0) {
@@ -57,17 +55,22 @@ job_report make_report(stateful<job_state>* self, const std::string& status) {
     wr.compute_seconds = w.compute_seconds;
     wr.samples_per_second =
         w.compute_seconds > 0 ? static_cast<double>(w.samples) / w.compute_seconds : 0.0;
-    wr.busy_fraction = st.step_seconds_total > 0 ? w.compute_seconds / st.step_seconds_total : 0;
+    wr.busy_fraction =
+        st.clock.step_seconds_total > 0 ? w.compute_seconds / st.clock.step_seconds_total : 0;
     r.workers.push_back(wr);
   }
   r.stale_dropped = st.gate.dropped();
   r.rebalances = st.stats.rebalances;
   r.imbalance_index = st.stats.mean_imbalance();
   r.noise_scale = st.stats.noise_scale();
-  r.faults = fault_summary(self);
-  fill_sync_report(r, cfg, st.local.get(), st.step);
-  r.faults.injected += started_delays(st.mem.plan ? st.mem.plan->faults() : cfg.faults, st.step);
-  fill_checkpoint_report(self, r);
+  r.faults = st.mem.report();
+  if (st.faults) r.faults.injected = st.faults->injected(st.step);
+  if (st.sync)
+    st.sync->fill_report(r, st.step);
+  else
+    fill_sync_report(r, cfg, nullptr, st.step);
+  r.faults.injected += started_delays(st.faults ? st.faults->faults() : cfg.faults, st.step);
+  st.ckpt.cycle.fill_report(r);
   return r;
 }
 

@@ -3,7 +3,7 @@
 // the sections the fault, sync and checkpoint parts of the job fill in.
 #include <string>
 
-#include "actors/job.hpp"
+#include "actors/job_state.hpp"
 #include "actors/report.hpp"
 
 namespace troupe::actors {

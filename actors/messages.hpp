@@ -267,7 +267,6 @@ struct worker_ready {
   double capability = 1.0;
 };
 
-
 // group_supervisor -> job: a worker failed and what the supervisor does about it. `kind` is the
 // failure class (crash | hang | device-error | out-of-memory | lost-group, policies/supervision)
 // or `input` (it could not build its device or model); `action` is restart (after a backoff; the
@@ -310,7 +309,6 @@ struct restart_worker {
   epoch_id epoch = 0;
   std::int32_t rank = 0;
 };
-
 
 // task_manager -> job: stop after the step in flight (cancel); job answers with job_finished.
 struct drain {

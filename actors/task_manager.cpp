@@ -1,5 +1,7 @@
 #include "actors/task_manager.hpp"
 
+#include "actors/job_state.hpp"
+
 #include <algorithm>
 #include <exception>
 #include <set>

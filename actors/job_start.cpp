@@ -1,0 +1,244 @@
+#include "actors/job_start.hpp"
+
+#include <algorithm>
+#include <exception>
+
+#include "actors/data_distributor.hpp"
+#include "actors/job_checkpoint.hpp"
+#include "actors/job_messages.hpp"
+#include "actors/job_steps.hpp"
+#include "actors/specs.hpp"
+#include "core/error.hpp"
+#include "core/fault_spec.hpp"
+#include "core/rng.hpp"
+#include "devices/device.hpp"
+
+namespace troupe::actors {
+namespace {
+
+// Edge 2 / 2' once every worker is ready: where do the split weights come from?
+void choose_weights(job_self self) {
+  auto& st = self->state;
+  const auto& cfg = st.launch.cfg;
+  st.weights.assign(st.workers.size(), 1.0);
+  if (cfg.data.split == "even") {
+    start_running(self);
+    return;
+  }
+  bool all_configured = true;
+  std::size_t r = 0;
+  for (const auto& slot : st.launch.slots)
+    for (std::size_t i = 0; i < slot.devices.size(); ++i, ++r) {
+      if (slot.group.weight)
+        st.weights[r] = *slot.group.weight;
+      else
+        all_configured = false;
+    }
+  if (all_configured) {
+    start_running(self);
+    return;
+  }
+  if (cfg.deterministic) {
+    // A measured probe differs run to run, and so would the split and the float sums: the
+    // devices' own capability estimates keep deterministic runs repeatable.
+    for (std::size_t k = 0; k < st.workers.size(); ++k) st.weights[k] = st.workers[k].capability;
+    start_running(self);
+    return;
+  }
+  enter(self, job_phase::probing);
+  st.answers = 0;
+  st.probe_seconds.assign(st.workers.size(), 0.0);
+  for (std::size_t k = 0; k < st.workers.size(); ++k) {
+    auto cmd = tagged<msg::probe_cmd>(self);
+    cmd.rank = static_cast<std::int32_t>(k);
+    cmd.batch = std::max<std::int64_t>(1, std::min<std::int64_t>(cfg.batch, 64));
+    cmd.steps = 3;
+    self->send(st.workers[k].actor, cmd);
+  }
+}
+
+void maybe_all_ready(job_self self) {
+  auto& st = self->state;
+  if (st.phase != job_phase::spawning) return;
+  for (const auto& w : st.workers)
+    if (!w.ready || !w.actor) return;
+  std::string names;
+  for (const auto& w : st.workers) names += " " + w.name;
+  log(self, "workers ready:" + names);
+  choose_weights(self);
+}
+
+std::string describe_fault(const config::fault_config& f) {
+  try {
+    return config::fault_to_string(f);
+  } catch (const std::exception&) {
+    return f.action + ":" + f.target + "@" + std::to_string(f.step);
+  }
+}
+
+// The config's faults, and `--fault-soak N` random ones over the job's steps (from its seed).
+std::vector<config::fault_config> job_faults(job_self self) {
+  auto& st = self->state;
+  const auto& cfg = st.launch.cfg;
+  auto faults = cfg.faults;
+  if (cfg.fault_soak > 0 && st.steps_total > 2) {
+    config::fault_space space;
+    for (const auto& slot : st.launch.slots)
+      space.groups.emplace_back(slot.group.name, static_cast<int>(slot.devices.size()));
+    space.first_step = 1;
+    space.last_step = st.steps_total - 1;
+    auto drawn = config::random_faults(static_cast<std::size_t>(cfg.fault_soak), cfg.seed, space);
+    log(self, "fault soak: " + std::to_string(drawn.size()) + " random faults over steps 1-" +
+                  std::to_string(space.last_step));
+    faults.insert(faults.end(), drawn.begin(), drawn.end());
+  }
+  if (faults.size() <= 20)
+    for (const auto& f : faults) log(self, "fault scripted: " + describe_fault(f));
+  return faults;
+}
+
+// The model from the seed (or the checkpoint to resume from), and the sync mode.
+void build_model(job_self self, const data_bundle& bundle) {
+  auto& st = self->state;
+  const auto& cfg = st.launch.cfg;
+  st.data = bundle;
+  auto model = models::make_model(model_spec_of(cfg.model, *bundle.train));
+  st.store = std::make_shared<param_store>(model->param_count());
+  rng r(cfg.seed);
+  model->init_params(st.store->values.data(), r);
+  st.prototype = std::move(model);
+  const auto resume = checkpoint_resume(self, st.store->values.size());
+  if (resume) checkpoint_restore(self, *resume);
+  st.sync = make_job_sync(cfg, st.gate.job(), st.launch.step_deadline_seconds);
+  st.sync->start(self, st.store, resume ? &*resume : nullptr);
+  checkpoint_init(self);
+}
+
+// What worker `rank` on device `dev` of `slot` needs to start.
+std::shared_ptr<worker_setup> setup_of(job_self self, const group_slot& slot, int dev,
+                                       std::int32_t rank,
+                                       const policies::policy_table& supervision) {
+  auto& st = self->state;
+  const auto& cfg = st.launch.cfg;
+  const auto& w = st.workers[static_cast<std::size_t>(rank)];
+  auto setup = std::make_shared<worker_setup>();
+  setup->job_name = cfg.name;
+  setup->group = slot.group.name;
+  setup->device.kind = devices::parse_device_kind(slot.group.device);
+  setup->device.base = devices::parse_device_kind(slot.group.base);
+  setup->device.name = w.name;
+  setup->device.threads = slot.group.threads;
+  setup->device.slowdown = slot.group.slowdown;
+  setup->device.row_seconds = slot.group.row_seconds.value_or(0.0);
+  setup->device.ordinal = dev;
+  if (slot.group.shared) setup->device.share_group = w.name;  // one gate per shared device
+  setup->share = st.share;
+  setup->distributor = st.distributor;
+  setup->prototype = st.prototype;
+  setup->data = st.data;
+  setup->params = st.sync->params_for(static_cast<std::size_t>(rank), st.store);
+  for (const auto& f : st.faults->faults())
+    if ((f.action == "slow" || f.action == "delay") && (f.target == w.group || f.target == w.name))
+      (f.action == "slow" ? setup->slow : setup->delay).push_back(f);
+  setup->sync_mode = cfg.sync.mode;
+  setup->faults = st.faults;
+  setup->max_hang_seconds = st.launch.step_deadline_seconds;
+  setup->supervision = supervision;
+  setup->restarts = {cfg.max_restarts, cfg.restart_window};
+  setup->seed = cfg.seed;
+  return setup;
+}
+
+}  // namespace
+
+void on_data(job_self self, const data_bundle& bundle) {
+  auto& st = self->state;
+  const auto& cfg = st.launch.cfg;
+  try {
+    build_model(self, bundle);
+  } catch (const input_error& e) {
+    finish(self, "failed", "job '" + cfg.name + "': " + e.what(), true);
+    return;
+  } catch (const std::exception& e) {
+    finish(self, "failed", "job '" + cfg.name + "': " + e.what());
+    return;
+  }
+  st.steps_per_pass = step_sampler::steps_per_pass(bundle.train->n, cfg.batch);
+  st.steps_total = st.steps_per_pass * cfg.epochs;
+  if (cfg.max_steps) st.steps_total = std::min(st.steps_total, *cfg.max_steps);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "data: %zu train, %zu test samples; %zu parameters; %lld steps",
+                bundle.train->n, bundle.test ? bundle.test->n : std::size_t{0},
+                st.store->values.size(), static_cast<long long>(st.steps_total));
+  log(self, buf);
+
+  policies::policy_table supervision;
+  try {
+    supervision =
+        policies::policy_table::from_config(cfg.supervision, "job '" + cfg.name + "' supervision");
+  } catch (const input_error& e) {
+    finish(self, "failed", e.what(), true);
+    return;
+  }
+  st.faults = std::make_shared<fault_plan>(job_faults(self));
+
+  // Ask each supervisor for the workers of its devices; rank order = allocation order.
+  enter(self, job_phase::spawning);
+  for (const auto& slot : st.launch.slots) {
+    for (int dev : slot.devices) {
+      const auto rank = static_cast<std::int32_t>(st.workers.size());
+      worker_slot w;
+      w.group = slot.group.name;
+      w.name = slot.group.name + "/" + std::to_string(dev);
+      w.device = slot.group.device;
+      st.workers.push_back(w);
+      std::shared_ptr<worker_setup> setup;
+      try {
+        setup = setup_of(self, slot, dev, rank, supervision);
+      } catch (const input_error& e) {
+        finish(self, "failed", "group '" + slot.group.name + "': " + e.what(), true);
+        return;
+      }
+      auto sw = tagged<msg::spawn_worker>(self);
+      sw.rank = rank;
+      sw.device_index = dev;
+      sw.name = w.name;
+      self->request(slot.supervisor, to_timespan(st.launch.step_deadline_seconds), sw,
+                    msg::local_ref<worker_setup>{setup})
+          .then(
+              [=](caf::actor& worker) {
+                self->state.workers[static_cast<std::size_t>(rank)].actor = worker;
+                ++self->state.progress;
+                maybe_all_ready(self);
+              },
+              [=](caf::error& e) { fail(self, e, "spawning worker " + sw.name); });
+    }
+  }
+}
+
+void on_worker_ready(job_self self, const msg::worker_ready& m) {
+  auto& st = self->state;
+  if (!st.gate.admit(m) || m.rank < 0 || static_cast<std::size_t>(m.rank) >= st.workers.size())
+    return;
+  st.workers[static_cast<std::size_t>(m.rank)].ready = true;
+  st.workers[static_cast<std::size_t>(m.rank)].capability = m.capability;
+  ++st.progress;
+  maybe_all_ready(self);
+}
+
+void on_probe_done(job_self self, const msg::probe_done& m) {
+  auto& st = self->state;
+  if (!st.gate.admit(m)) return;
+  st.probe_seconds[static_cast<std::size_t>(m.rank)] = m.seconds_per_sample;
+  ++st.progress;
+  if (++st.answers < static_cast<int>(st.workers.size())) return;
+  std::string text = "probe (ms per sample):";
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    st.weights[r] = 1.0 / std::max(st.probe_seconds[r], 1e-9);
+    text += " " + st.workers[r].name + "=" + std::to_string(st.probe_seconds[r] * 1e3);
+  }
+  log(self, text);
+  start_running(self);
+}
+
+}  // namespace troupe::actors

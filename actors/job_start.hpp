@@ -1,0 +1,15 @@
+#pragma once
+// The job's way to RUNNING (actors/job.hpp edges 1, 2, 2', 3): data, model, sync mode, workers,
+// and the split's weights (configured, capabilities, or a measured probe).
+#include "actors/job_state.hpp"
+
+namespace troupe::actors {
+
+// Edge 1.
+void on_data(job_self self, const data_bundle& bundle);
+// SPAWNING: a worker built its device and replica.
+void on_worker_ready(job_self self, const msg::worker_ready& m);
+// PROBING: edge 3 once every probe answered.
+void on_probe_done(job_self self, const msg::probe_done& m);
+
+}  // namespace troupe::actors

@@ -1,0 +1,114 @@
+#pragma once
+// The job actor's state (actors/job.hpp). Only the job's own files include this: the rules it
+// applies live in plain classes it holds (membership, checkpoint_cycle, job_stats, job_sync).
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/checkpoint_cycle.hpp"
+#include "actors/epoch_gate.hpp"
+#include "actors/fault_injection.hpp"
+#include "actors/job.hpp"
+#include "actors/job_stats.hpp"
+#include "actors/job_sync.hpp"
+#include "actors/membership.hpp"
+#include "actors/payloads.hpp"
+#include "models/batch.hpp"
+
+namespace troupe::actors {
+
+enum class job_phase { loading, spawning, probing, running, draining, evaluating, done };
+
+struct worker_slot {
+  std::string name;  // GROUP/INDEX
+  std::string group;
+  std::string device;
+  caf::actor actor;
+  bool ready = false;
+  double capability = 1.0;
+  std::int64_t samples = 0;
+  std::int64_t steps = 0;
+  double compute_seconds = 0.0;
+};
+
+// Where the job's wall time goes, for the report and the last log line.
+struct step_clock {
+  steady::time_point job_t0 = steady::now();
+  steady::time_point train_t0 = steady::now();
+  steady::time_point step_t0 = steady::now();
+  steady::time_point reduce_t0 = steady::now();
+  double step_seconds_total = 0.0;
+  double compute_phase_seconds = 0.0;  // dispatch -> last step_done
+  double reduce_phase_seconds = 0.0;   // -> last applied
+};
+
+// The checkpoint side the actor holds besides the cycle itself.
+struct job_checkpoints {
+  checkpoint_cycle cycle;
+  std::string dir;       // checkpoint.dir/JOBNAME
+  std::string identity;  // checkpoint_identity() of this job
+  caf::actor writer;
+  std::optional<std::int64_t> resumed_from;  // --resume found the checkpoint of this step
+};
+
+struct job_state {
+  static inline const char* name = "job";
+  job_launch launch;
+  epoch_gate gate;
+  job_phase phase = job_phase::loading;
+  caf::actor distributor;
+  std::unique_ptr<job_sync> sync;
+  std::vector<worker_slot> workers;
+  data_bundle data;
+  std::shared_ptr<const models::model> prototype;
+  std::shared_ptr<param_store> store;
+  // The job's current share on shared devices, read by every worker setup (worker_setup::share).
+  std::shared_ptr<std::atomic<double>> share = std::make_shared<std::atomic<double>>(1.0);
+  std::vector<double> weights;
+  int answers = 0;  // probes / evaluations answered in the current phase
+  int eval_expected = 0;
+  std::vector<double> probe_seconds;
+
+  // Steps.
+  std::int64_t step = 0;  // the step in flight (= parameter version it reads)
+  std::int64_t steps_total = 0;
+  std::int64_t steps_per_pass = 1;
+  std::optional<std::pair<msg::step_plan, msg::local_ref<msg::index_list>>> next_plan;
+  msg::step_plan plan;
+  msg::local_ref<msg::index_list> indices;  // the step in flight's (re-planned slices use them)
+  int pending_applied = 0;
+  double step_grad_sq = 0.0;  // ps: the shards' parts of |G_B|^2 of this step
+  std::vector<std::shared_ptr<const msg::grad_buffer>> grads;  // by rank, this step
+  models::step_stats step_stats;
+  step_clock clock;
+  std::int64_t samples_total = 0;
+  std::int64_t pass = 0;
+  models::step_stats pass_stats;  // the current pass over the training set
+  models::step_stats eval_stats;
+  std::int64_t progress = 0;  // bumped on every answer; the watchdog compares it
+  std::int64_t watched_progress = -1;
+  // The gradient noise scale, the imbalance index and the rebalance count; the rebalancer
+  // policy actor of `split: adaptive` (actors/rebalancer.hpp).
+  job_stats stats;
+  caf::actor rebalancer;
+  job_checkpoints ckpt;
+  // Members, the slices the step in flight still owes, hang deadlines, fault counters.
+  membership mem;
+  msg::epoch_id step_generation = 1;    // the step in flight was handed out in it
+  msg::epoch_id reduce_generation = 1;  // its reduction was sent in it
+  std::shared_ptr<fault_plan> faults;
+};
+
+using job_self = stateful<job_state>*;
+
+// actors/job.cpp: the phase edges.
+void enter(job_self self, job_phase phase);
+// Edges 5, 6', 7: report, release everything the job holds, quit.
+void finish(job_self self, const std::string& status, const std::string& error = "",
+            bool bad_input = false);
+void fail(job_self self, const caf::error& e, const std::string& where);
+
+}  // namespace troupe::actors

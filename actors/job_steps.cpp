@@ -1,0 +1,345 @@
+#include "actors/job_steps.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+
+#include "actors/job_checkpoint.hpp"
+#include "actors/job_membership.hpp"
+#include "actors/job_messages.hpp"
+#include "actors/rebalancer.hpp"
+#include "data/split.hpp"
+
+namespace troupe::actors {
+namespace {
+
+bool time_is_up(job_self self) {
+  const auto& max_s = self->state.launch.cfg.max_seconds;
+  return max_s && seconds_since(self->state.clock.train_t0) >= *max_s;
+}
+
+bool should_stop(job_self self) {
+  auto& st = self->state;
+  if (st.step >= st.steps_total) return true;
+  return st.sync->may_stop_on_time() && time_is_up(self);
+}
+
+// Edge 4: each member evaluates its share of the test set with the final parameters.
+void evaluate(job_self self) {
+  auto& st = self->state;
+  enter(self, job_phase::evaluating);
+  st.answers = 0;
+  const auto n = static_cast<std::int64_t>(st.data.test ? st.data.test->n : 0);
+  if (n == 0) {
+    finish(self, "completed");
+    return;
+  }
+  const auto counts = data::split_weighted(n, st.mem.member_weights(st.weights));
+  std::int64_t offset = 0;
+  st.eval_expected = 0;
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    if (!st.mem.is_member(r)) continue;
+    ++st.eval_expected;
+    auto cmd = tagged<msg::eval_cmd>(self);
+    cmd.version = st.step;
+    cmd.rank = static_cast<std::int32_t>(r);
+    cmd.offset = offset;
+    cmd.count = counts[r];
+    offset += counts[r];
+    self->send(st.workers[r].actor, cmd);
+  }
+}
+
+// Sends the plan's slices to the workers. For the step in flight's successor the workers gather
+// at once and park the slice until go_step.
+void send_slices(job_self self, const msg::step_plan& plan,
+                 const msg::local_ref<msg::index_list>& indices) {
+  auto& st = self->state;
+  std::int64_t offset = 0;
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    const auto count = plan.counts[r];
+    if (count > 0) {
+      auto cmd = tagged<msg::compute_cmd>(self);
+      cmd.step = plan.step;
+      cmd.version = plan.step;
+      cmd.rank = static_cast<std::int32_t>(r);
+      cmd.offset = offset;
+      cmd.count = count;
+      cmd.early = plan.step > st.step;
+      self->send(st.workers[r].actor, cmd, indices);
+    }
+    offset += count;
+  }
+}
+
+// The step's bookkeeping; `early`: its slices went out already, so only go_step is sent.
+void begin_step(job_self self, msg::step_plan plan, const msg::local_ref<msg::index_list>& indices,
+                bool early) {
+  auto& st = self->state;
+  st.plan = std::move(plan);
+  st.step_stats = {};
+  st.grads.assign(st.workers.size(), nullptr);
+  st.clock.step_t0 = steady::now();
+  st.stats.begin_step(st.workers.size());
+  if (st.plan.data_epoch != st.pass) {
+    st.pass = st.plan.data_epoch;
+    st.pass_stats = {};
+  }
+  st.indices = indices;
+  st.step_generation = st.gate.epoch();
+  st.mem.begin_step(st.step, st.plan.counts);
+  arm_deadline(self);
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    if (st.plan.counts[r] <= 0 || !early) continue;
+    auto go = tagged<msg::go_step>(self);
+    go.step = st.step;
+    self->send(st.workers[r].actor, go);
+  }
+  // Prefetch: the next plan (and its gather) is ready by the time this step is applied.
+  if (st.step + 1 < st.steps_total) request_plan(self, st.step + 1);
+}
+
+// The step boundary: stop, let restarted workers join, or start the prefetched step.
+void next_step(job_self self) {
+  auto& st = self->state;
+  if (st.phase == job_phase::draining) {
+    finish(self, "cancelled");
+    return;
+  }
+  if (should_stop(self)) {
+    // The last step's checkpoint, if one is being written, lands before the evaluation (4').
+    if (!checkpoint_hold(self, [self] { evaluate(self); })) evaluate(self);
+    return;
+  }
+  // Restarted workers enter here; the plan of this step is then asked again with them.
+  if (join_at_boundary(self)) return;
+  if (st.next_plan && st.next_plan->first.step == st.step) {
+    auto p = std::move(*st.next_plan);
+    st.next_plan.reset();
+    begin_step(self, std::move(p.first), p.second, true);
+  }
+  // Otherwise the plan is on its way: on_step_plan dispatches it.
+}
+
+void send_step_metrics(job_self self, double step_s) {
+  auto& st = self->state;
+  auto sm = tagged<msg::step_metrics>(self);
+  sm.name = st.launch.cfg.name;
+  sm.step = st.step;
+  sm.steps_total = st.steps_total;
+  sm.data_epoch = st.plan.data_epoch;
+  sm.epochs =
+      std::max<std::int64_t>(1, (st.steps_total + st.steps_per_pass - 1) / st.steps_per_pass);
+  sm.samples = static_cast<std::int64_t>(st.step_stats.samples);
+  sm.loss = sm.samples > 0 ? st.step_stats.loss_sum / static_cast<double>(sm.samples) : 0.0;
+  sm.step_seconds = step_s;
+  sm.samples_per_second = static_cast<double>(st.samples_total) / st.clock.step_seconds_total;
+  sm.elapsed_seconds = seconds_since(st.clock.job_t0);
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    const auto& g = st.workers[r].group;
+    if (sm.groups.empty() || sm.groups.back() != g) {
+      sm.groups.push_back(g);
+      sm.group_samples.push_back(0);
+    }
+    sm.group_samples.back() += st.plan.counts[r];
+  }
+  sm.worker_compute_seconds = st.stats.step_compute();
+  sm.worker_samples = st.stats.step_samples();
+  sm.imbalance_index = st.stats.step_imbalance();
+  sm.noise_scale = st.stats.noise_scale().value_or(0.0);
+  if (st.launch.metrics_hub) self->send(st.launch.metrics_hub, std::move(sm));
+}
+
+// The step is applied everywhere: the parameters are at version step + 1.
+void complete_step(job_self self) {
+  auto& st = self->state;
+  const double step_s = seconds_since(st.clock.step_t0);
+  const double reduce_s = seconds_since(st.clock.reduce_t0);
+  st.clock.reduce_phase_seconds += reduce_s;
+  st.store->publish(st.step + 1);
+  st.clock.step_seconds_total += step_s;
+  st.samples_total += static_cast<std::int64_t>(st.step_stats.samples);
+  st.pass_stats += st.step_stats;
+  std::int64_t planned = 0;
+  for (auto c : st.plan.counts) planned += c;
+  st.mem.step_completed(planned, static_cast<std::int64_t>(st.step_stats.samples),
+                        seconds_since(st.clock.job_t0));
+  st.grads.assign(st.grads.size(), nullptr);
+  const double loss = st.step_stats.samples > 0
+                          ? st.step_stats.loss_sum / static_cast<double>(st.step_stats.samples)
+                          : 0.0;
+  try {
+    if (auto line = st.sync->commit(st.step, step_s - reduce_s, reduce_s, loss)) log(self, *line);
+  } catch (const std::exception& e) {
+    finish(self, "failed", e.what());
+    return;
+  }
+  ++st.step;
+  send_step_metrics(self, step_s);
+  checkpoint_boundary(self);
+  next_step(self);
+}
+
+// Every member reported: reduce, in offset order (rank order without failures; a re-planned
+// slice sums where its samples are).
+void reduce(job_self self) {
+  auto& st = self->state;
+  st.clock.reduce_t0 = steady::now();
+  st.clock.compute_phase_seconds +=
+      std::chrono::duration<double>(st.clock.reduce_t0 - st.clock.step_t0).count();
+  reduce_round round;
+  round.cmd = tagged<msg::reduce_cmd>(self);
+  round.cmd.step = st.step;
+  round.cmd.total_samples = static_cast<std::int64_t>(st.step_stats.samples);
+  auto set = std::make_shared<msg::grad_set>();
+  for (const auto& [offset, res] : st.mem.results()) {
+    round.cmd.ranks.push_back(res.rank);
+    set->push_back(res.grad);
+  }
+  st.reduce_generation = st.gate.epoch();
+  round.grads = msg::local_ref<msg::grad_set>{std::move(set)};
+  std::vector<caf::actor> actors;
+  for (const auto& w : st.workers) actors.push_back(w.actor);
+  round.workers = &actors;
+  round.last = st.step + 1 >= st.steps_total || time_is_up(self);
+  st.pending_applied = st.sync->reduce(self, round);
+  // |G_B|^2: from the same sums (read-only) while the members reduce, or in parts with
+  // `applied` (the last one closes the step's statistics).
+  st.step_grad_sq = 0.0;
+  if (!st.sync->grad_norm_from_applied()) st.stats.end_step(st.grads, round.cmd.total_samples);
+  // A re-planned step's timings mix two plans over a changed membership: no decision on it.
+  if (st.rebalancer && !st.stats.step_replanned()) {
+    // The step's timings are complete now: deciding while the reduction runs gets the decision
+    // to the distributor before the plan of step + 2 is requested.
+    auto t = tagged<msg::step_metrics>(self);
+    t.step = st.step + 1;
+    t.worker_samples = st.stats.step_samples();
+    t.worker_compute_seconds = st.stats.step_compute();
+    self->send(st.rebalancer, std::move(t));
+  }
+}
+
+}  // namespace
+
+void request_plan(job_self self, std::int64_t step) {
+  auto req = tagged<msg::plan_request>(self);
+  req.step = step;
+  self->send(self->state.distributor, req);
+}
+
+bool step_live(job_self self) {
+  return self->state.mem.pending() > 0 || self->state.pending_applied > 0;
+}
+
+void start_running(job_self self) {
+  auto& st = self->state;
+  enter(self, job_phase::running);
+  std::string text = "split (" + st.launch.cfg.data.split + ") shares:";
+  double sum = 0.0;
+  for (double w : st.weights) sum += w;
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " %s=%.3f", st.workers[r].name.c_str(), st.weights[r] / sum);
+    text += buf;
+  }
+  log(self, text);
+  membership_start(self);
+  auto upd = tagged<msg::split_update>(self);
+  upd.weights = st.weights;
+  self->send(st.distributor, upd);
+  if (st.launch.cfg.data.split == "adaptive") {
+    st.rebalancer =
+        self->spawn(rebalancer_actor, caf::actor_cast<caf::actor>(self), st.gate.job(),
+                    st.gate.epoch(), st.workers.size(), st.launch.cfg.batch, rebalancer_options{});
+    self->monitor(st.rebalancer);
+  }
+  st.sync->open_generation(self, st.gate.job(), st.gate.epoch(),
+                           static_cast<int>(st.workers.size()), true);
+  st.clock.train_t0 = steady::now();
+  // A resumed job starts at its checkpoint's step (which may already be the last).
+  if (should_stop(self)) {
+    evaluate(self);
+    return;
+  }
+  request_plan(self, st.step);
+}
+
+void on_step_plan(job_self self, msg::step_plan& plan, msg::local_ref<msg::index_list>& indices) {
+  auto& st = self->state;
+  if (!st.gate.admit(plan)) return;
+  ++st.progress;
+  // The current step's plan goes out now; its successor's slices go out early (the workers
+  // gather and park them) and start with go_step once this step is applied.
+  if (plan.step == st.step && !step_live(self)) {
+    send_slices(self, plan, indices);
+    begin_step(self, std::move(plan), indices, false);
+  } else if (plan.step == st.step + 1) {
+    send_slices(self, plan, indices);
+    st.next_plan.emplace(std::move(plan), indices);
+  }
+}
+
+void on_step_done(job_self self, const msg::step_done& m, msg::local_ref<msg::grad_buffer>& grad) {
+  auto& st = self->state;
+  if (!accept_result(self, m, grad.ptr)) return;
+  ++st.progress;
+  const auto r = static_cast<std::size_t>(m.rank);
+  // A re-planned second slice of the same step: the job still holds the first one's buffer.
+  const bool second = st.grads[r] && st.grads[r] != grad.ptr;
+  if (!st.grads[r]) st.grads[r] = grad.ptr;
+  auto& w = st.workers[r];
+  w.samples += m.samples;
+  if (!second) w.steps += 1;
+  w.compute_seconds += m.compute_seconds;
+  st.stats.on_worker(r, m.samples, m.grad_sq_norm, m.compute_seconds);
+  st.step_stats.loss_sum += m.loss_sum;
+  st.step_stats.samples += static_cast<std::size_t>(m.samples);
+  st.step_stats.correct += static_cast<std::size_t>(m.correct);
+  if (st.mem.pending() == 0) reduce(self);
+}
+
+void on_applied(job_self self, const msg::applied& m) {
+  auto& st = self->state;
+  if (!st.gate.admit_since(m, st.reduce_generation)) return;
+  if (m.step != st.step || st.pending_applied <= 0) return;
+  ++st.progress;
+  st.step_grad_sq += m.grad_sq;
+  if (--st.pending_applied > 0) return;
+  if (st.sync->grad_norm_from_applied()) st.stats.end_step(st.step_grad_sq);
+  // A checkpoint still being written holds this step back (actors/checkpoint_cycle.hpp).
+  if (checkpoint_hold(self, [self] { complete_step(self); })) return;
+  complete_step(self);
+}
+
+// A rebalancer decision (split: adaptive): log, count, and hand it to the distributor, whose
+// next plan uses it.
+void on_split_decision(job_self self, const msg::split_decision& d) {
+  auto& st = self->state;
+  if (!st.gate.admit(d) || d.slices.size() != st.workers.size()) return;
+  ++st.progress;
+  ++st.stats.rebalances;
+  // A rank out of the membership keeps its last weight for when it rejoins.
+  for (std::size_t r = 0; r < st.workers.size(); ++r)
+    if (st.mem.is_member(r)) st.weights[r] = static_cast<double>(d.slices[r]);
+  std::string text = "rebalance " + std::to_string(st.stats.rebalances) + " after step " +
+                     std::to_string(d.step) + ":";
+  for (std::size_t r = 0; r < st.workers.size(); ++r)
+    text += " " + st.workers[r].name + "=" + std::to_string(d.slices[r]);
+  log(self, text + " (" + d.reason + ")");
+  auto fwd = tagged<msg::split_update>(self);
+  fwd.weights = st.mem.member_weights(st.weights);
+  self->send(st.distributor, fwd);
+}
+
+void on_eval_done(job_self self, const msg::eval_done& m) {
+  auto& st = self->state;
+  if (!st.gate.admit(m)) return;
+  ++st.progress;
+  st.eval_stats.loss_sum += m.loss_sum;
+  st.eval_stats.samples += static_cast<std::size_t>(m.samples);
+  st.eval_stats.correct += static_cast<std::size_t>(m.correct);
+  if (++st.answers < st.eval_expected) return;
+  finish(self, "completed");
+}
+
+}  // namespace troupe::actors

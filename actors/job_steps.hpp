@@ -1,0 +1,20 @@
+#pragma once
+// The job's step protocol in RUNNING and DRAINING (actors/job.hpp): plans, slices, gradient
+// sums, the reduction through the sync seam, the step boundary, and the evaluation.
+#include "actors/job_state.hpp"
+
+namespace troupe::actors {
+
+// Edges 2'/3: the split is known; start stepping.
+void start_running(job_self self);
+void on_step_plan(job_self self, msg::step_plan& plan, msg::local_ref<msg::index_list>& indices);
+void on_step_done(job_self self, const msg::step_done& m, msg::local_ref<msg::grad_buffer>& grad);
+void on_applied(job_self self, const msg::applied& m);
+void on_split_decision(job_self self, const msg::split_decision& d);
+void on_eval_done(job_self self, const msg::eval_done& m);
+// Asks the distributor for the plan of `step`.
+void request_plan(job_self self, std::int64_t step);
+// The step in flight was handed out and is not applied yet.
+bool step_live(job_self self);
+
+}  // namespace troupe::actors

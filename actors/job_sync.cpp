@@ -1,0 +1,12 @@
+#include "actors/job_sync.hpp"
+
+namespace troupe::actors {
+
+std::unique_ptr<job_sync> make_job_sync(const config::job_config& cfg, msg::job_id job,
+                                        double deadline_seconds) {
+  if (cfg.sync.mode == "allreduce") return make_allreduce_sync(cfg, deadline_seconds);
+  if (cfg.sync.mode == "local") return make_local_sync(cfg, deadline_seconds);
+  return make_ps_sync(cfg, job);
+}
+
+}  // namespace troupe::actors

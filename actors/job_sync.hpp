@@ -1,0 +1,96 @@
+#pragma once
+// The job's synchronisation seam: one implementation per `sync.mode`, chosen once when the job
+// has its data (edge 1 of the job's state machine, actors/job.hpp). The job drives the step
+// protocol (plan, dispatch, collect the members' gradient sums) and calls the seam at fixed
+// points; everything that differs between the modes is behind it:
+//
+//   ps         parameter-server shards own the optimizer; the job sends them the gradient sums
+//              and each shard reduces its slice in rank order, applies, answers `applied`
+//              (actors/parameter_server.hpp).
+//   allreduce  every worker holds a parameter and optimizer replica; the job sends every member
+//              reduce_cmd and the members allreduce among themselves (actors/allreduce_step.hpp).
+//   local      local SGD: every worker steps its own replica and the replicas are averaged
+//              every `period` steps (actors/local_step.hpp).
+//
+// Fixed points, in the order a job meets them:
+//   start          the model is built: spawn what the mode needs (ps: the shards)
+//   params_for     the parameter store a worker of `rank` reads
+//   open_generation the member list starts a new generation (at the first step and after each
+//                  membership change)
+//   reduce         every member reported its gradient sum: reduce; how many `applied` to await
+//   on_applied     one `applied` arrived
+//   commit         the step is applied everywhere: publish version step + 1
+//   capture        a checkpoint is due: ask whoever holds the optimizer state for its copy
+//   end            the job ends: stop or abort what the mode started; a reason when a completed
+//                  run is inconsistent
+// Member loss and checkpoints are only supported where the mode says so (survives_member_loss,
+// checkpoints): allreduce and local fail the job on a lost member.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/caf_compat.hpp"
+#include "actors/messages.hpp"
+#include "actors/payloads.hpp"
+#include "core/config.hpp"
+
+namespace troupe {
+struct job_report;
+}
+
+namespace troupe::actors {
+
+struct job_snapshot;
+class job_stats;
+
+// What a reduction needs from the job.
+struct reduce_round {
+  msg::reduce_cmd cmd;                               // stamped with the job's generation
+  msg::local_ref<msg::grad_set> grads;               // the slices' sums in offset order
+  const std::vector<caf::actor>* workers = nullptr;  // by rank
+  bool last = false;                                 // the job stops after this step
+};
+
+class job_sync {
+ public:
+  virtual ~job_sync() = default;
+
+  virtual void start(caf::event_based_actor* self, const std::shared_ptr<param_store>& store,
+                     const job_snapshot* resume) = 0;
+  virtual std::shared_ptr<param_store> params_for(std::size_t rank,
+                                                  const std::shared_ptr<param_store>& store) = 0;
+  virtual void open_generation(caf::event_based_actor* self, msg::job_id job,
+                               msg::epoch_id generation, int workers, bool first) = 0;
+  // Returns the number of `applied` answers the step waits for.
+  virtual int reduce(caf::event_based_actor* self, const reduce_round& round) = 0;
+  // True when |G_B|^2 arrives in parts with `applied` (ps); else the job computes it from the
+  // sums while the members reduce.
+  virtual bool grad_norm_from_applied() const { return false; }
+  // Step `step` is applied: version step + 1 on every replica. Returns a line to log, if any.
+  // Throws std::exception when the mode's own policy fails (the job then fails).
+  virtual std::optional<std::string> commit(std::int64_t step, double compute_seconds,
+                                            double reduce_seconds, double loss) = 0;
+  // May the job stop on max_seconds after the step just applied?
+  virtual bool may_stop_on_time() const { return true; }
+  virtual bool survives_member_loss() const { return false; }
+  virtual bool checkpoints() const { return false; }
+  // Sends the capture; returns the number of parts to collect (0: none).
+  virtual int capture(caf::event_based_actor*, const msg::ckpt_capture&) { return 0; }
+  // `completed`: the run reached its end. Returns why the result is not consistent, or "".
+  virtual std::string end(caf::event_based_actor* self, bool completed,
+                          const std::string& status) = 0;
+  virtual void fill_report(job_report& r, std::int64_t steps) const = 0;
+};
+
+// The one choice of the mode. Throws input_error for a sync section the mode cannot run (e.g. a
+// bad local period).
+std::unique_ptr<job_sync> make_job_sync(const config::job_config& cfg, msg::job_id job,
+                                        double deadline_seconds);
+std::unique_ptr<job_sync> make_ps_sync(const config::job_config& cfg, msg::job_id job);
+std::unique_ptr<job_sync> make_allreduce_sync(const config::job_config& cfg,
+                                              double deadline_seconds);
+std::unique_ptr<job_sync> make_local_sync(const config::job_config& cfg, double deadline_seconds);
+
+}  // namespace troupe::actors

@@ -1,0 +1,114 @@
+// `sync: allreduce` and `sync: local` behind the job's synchronisation seam: every worker holds
+// a parameter replica (job_allreduce) and its own optimizer; the job only starts each round.
+#include <stdexcept>
+
+#include "actors/allreduce_step.hpp"
+#include "actors/job_sync.hpp"
+#include "actors/local_step.hpp"
+#include "core/error.hpp"
+
+namespace troupe::actors {
+namespace {
+
+class allreduce_sync : public job_sync {
+ public:
+  allreduce_sync(const config::job_config& cfg, double deadline_seconds)
+      : cfg_(cfg), replicas_(cfg, deadline_seconds) {}
+
+  void start(caf::event_based_actor*, const std::shared_ptr<param_store>&,
+             const job_snapshot*) override {}
+
+  std::shared_ptr<param_store> params_for(std::size_t rank,
+                                          const std::shared_ptr<param_store>& store) override {
+    return replicas_.replica(rank, store);
+  }
+
+  void open_generation(caf::event_based_actor*, msg::job_id job, msg::epoch_id generation,
+                       int workers, bool) override {
+    replicas_.open_epoch(job, generation, workers);
+  }
+
+  int reduce(caf::event_based_actor* self, const reduce_round& round) override {
+    // Every member reduces, one without samples this step too (replicas stay equal).
+    const msg::local_ref<allreduce_session> session{replicas_.session()};
+    for (const auto& w : *round.workers) self->send(w, round.cmd, session);
+    return static_cast<int>(round.workers->size());
+  }
+
+  std::optional<std::string> commit(std::int64_t step, double, double, double) override {
+    replicas_.publish(step + 1);
+    return {};
+  }
+
+  // Release workers blocked in a reduction; a completed run's replicas must agree.
+  std::string end(caf::event_based_actor*, bool completed, const std::string& status) override {
+    if (!completed) {
+      replicas_.abort("job " + status);
+      return {};
+    }
+    return replicas_.check_replicas();
+  }
+
+  void fill_report(job_report& r, std::int64_t steps) const override {
+    fill_sync_report(r, cfg_, nullptr, steps);
+  }
+
+ protected:
+  config::job_config cfg_;
+  job_allreduce replicas_;
+};
+
+// Local SGD: the barrier per step is the job's; the parameter average runs every `period`
+// steps (local_sync decides which).
+class local_sgd_sync final : public allreduce_sync {
+ public:
+  local_sgd_sync(const config::job_config& cfg, double deadline_seconds)
+      : allreduce_sync(cfg, deadline_seconds), schedule_(cfg) {}
+
+  int reduce(caf::event_based_actor* self, const reduce_round& round) override {
+    averaging_ = schedule_.averages(round.cmd.step, round.last);
+    msg::local_cmd cmd;
+    cmd.job = round.cmd.job;
+    cmd.epoch = round.cmd.epoch;
+    cmd.step = round.cmd.step;
+    cmd.ranks = round.cmd.ranks;
+    cmd.average = averaging_;
+    const msg::local_ref<allreduce_session> session{replicas_.session()};
+    for (const auto& w : *round.workers) self->send(w, cmd, session);
+    return static_cast<int>(round.workers->size());
+  }
+
+  std::optional<std::string> commit(std::int64_t step, double compute_seconds,
+                                    double reduce_seconds, double loss) override {
+    replicas_.publish(step + 1);
+    try {
+      return schedule_.on_applied(step, averaging_, compute_seconds, reduce_seconds, loss);
+    } catch (const std::exception& e) {
+      throw runtime_failure(std::string("sync period: ") + e.what());
+    }
+  }
+
+  // Stop on time only after an average: the step deciding it saw the time was up.
+  bool may_stop_on_time() const override { return averaging_; }
+
+  void fill_report(job_report& r, std::int64_t steps) const override {
+    fill_sync_report(r, cfg_, &schedule_, steps);
+  }
+
+ private:
+  local_sync schedule_;
+  bool averaging_ = false;  // the step in flight ends with an average
+};
+
+}  // namespace
+
+std::unique_ptr<job_sync> make_allreduce_sync(const config::job_config& cfg,
+                                              double deadline_seconds) {
+  return std::make_unique<allreduce_sync>(cfg, deadline_seconds);
+}
+
+std::unique_ptr<job_sync> make_local_sync(const config::job_config& cfg, double deadline_seconds) {
+  return std::make_unique<local_sgd_sync>(cfg, deadline_seconds);
+}
+
+}  // namespace troupe::actors
