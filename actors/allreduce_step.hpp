@@ -1,5 +1,6 @@
 #pragma once
-// `sync: allreduce` (DESIGN §4 with a replicated optimizer): the barrier-triggered allreduce.
+// `sync: allreduce` (the synchronous step with a replicated optimizer): the barrier-triggered
+// allreduce.
 //
 //   job: every member reported step_done -> reduce_cmd(step, epoch, ranks that computed,
 //        total_samples) + local_ref<allreduce_session> to EVERY member of the epoch
@@ -31,10 +32,11 @@
 //
 // Deadlines and aborts: every reduction carries the session's deadline (the job's step deadline)
 // and its abort_signal. The job aborts the session when the step can no longer complete (the job
-// fails or is cancelled; issue 5: a membership change bumps the epoch via open_epoch, which
-// aborts the old session): workers blocked in it get collective_error(aborted) within a few
-// milliseconds and drop the step. After an abort the replicas may differ (some may have
-// applied); the next epoch must re-sync them (from rank 0 or a checkpoint, issue 5).
+// fails or is cancelled; a new generation opened with open_epoch aborts the old session too):
+// workers blocked in it get collective_error(aborted) within a few milliseconds and drop the
+// step. After an abort the replicas may differ (some may have applied), which is why this mode
+// fails the job on a lost member instead of going on (actors/job_sync.hpp): going on would need
+// a re-sync of the replicas from rank 0 or a checkpoint first.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -1,5 +1,5 @@
 #pragma once
-// `sync: local` (local SGD, issue 6 part 3): every worker trains its own parameter replica with
+// `sync: local` (local SGD): every worker trains its own parameter replica with
 // its own optimizer replica and the replicas are averaged every tau steps.
 //
 //   job: every member reported step_done -> local_cmd(step, ranks, average) +

@@ -340,7 +340,7 @@ struct log_line {
   std::string text;
 };
 
-// -- checkpoint family (issue 5; actors/job_checkpoint.hpp) ---------------------------------
+// -- checkpoint family (actors/checkpoint_cycle.hpp) ------------------------------------------
 // These are about a step, not a membership: receivers match them by job and step, so a
 // membership epoch bump while a checkpoint is in flight cannot leave it half collected.
 
