@@ -74,6 +74,9 @@ TEST_CASE_FIXTURE(fixture, "a message no phase expects is dropped, and the job g
   // Late answers of other phases reach a LOADING job: an evaluation, a step's gradient.
   caf::anon_send(job, msg::eval_done{7, 1, 0, 4, 1.0, 3});
   caf::anon_send(job, msg::probe_done{7, 1, 0, 0.001});
+  // And its own step deadline, armed in RUNNING, firing after the job left it: CAF's own
+  // caf::drop would answer the sender (the job) with an error, which ends the job.
+  caf::send_as(job, job, msg::step_timeout{7, 1, 3, 1});
   sched.run();
   CHECK(rec->msgs.empty());
   // The job is alive: a drain still ends it, and nothing was counted as stale (those messages
