@@ -31,7 +31,8 @@ void log_step_time(job_self self) {
 
 // A message no phase expects is dropped: a late answer of an earlier phase (a step deadline
 // that fires after the last step, a probe after the split was chosen). CAF's own caf::drop
-// answers with an error, which ends an event-based actor.
+// answers the sender with an error; for the job's own timers the sender is the job, and an
+// unhandled error ends an event-based actor.
 caf::result<caf::message> drop_quietly(caf::scheduled_actor*, caf::message_view&) {
   return caf::message{};
 }
