@@ -1,0 +1,92 @@
+// The sync seam without actors: what each mode answers at the job's fixed points. Reductions
+// themselves are tested in allreduce_step.test.cpp and local_step.test.cpp, the whole step in
+// tests/ (equivalence, allreduce_equivalence, local_sgd).
+#include "actors/job_sync.hpp"
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <vector>
+
+#include "actors/report.hpp"
+
+using namespace troupe;
+using namespace troupe::actors;
+
+namespace {
+
+std::shared_ptr<param_store> store_of(std::vector<float> v) {
+  auto s = std::make_shared<param_store>(v.size());
+  s->values = std::move(v);
+  return s;
+}
+
+config::job_config job(const char* period = "1") {
+  config::job_config c;
+  c.name = "j";
+  c.sync.period = period;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("ps: one store for every rank; survives a lost member; checkpoints need shards") {
+  auto s = make_ps_sync(job(), 1);
+  auto store = store_of({1, 2, 3});
+  CHECK(s->params_for(0, store) == store);
+  CHECK(s->params_for(2, store) == store);
+  CHECK(s->survives_member_loss());
+  CHECK(s->grad_norm_from_applied());
+  CHECK_FALSE(s->checkpoints());  // no shard was started
+  CHECK(s->may_stop_on_time());
+  job_report r;
+  s->fill_report(r, 12);
+  CHECK(r.sync.rounds == 12);
+  CHECK(r.sync.period == 1);
+}
+
+TEST_CASE("allreduce: a replica per rank, published together, checked at the end") {
+  auto s = make_allreduce_sync(job(), 30.0);
+  auto store = store_of({1, 2, 3});
+  auto r0 = s->params_for(0, store);
+  auto r1 = s->params_for(1, store);
+  CHECK(r0 == store);
+  REQUIRE(r1 != store);
+  CHECK(r1->values == store->values);
+  CHECK_FALSE(s->survives_member_loss());
+  CHECK_FALSE(s->checkpoints());
+  CHECK_FALSE(s->commit(4, 0.1, 0.1, 1.0));
+  CHECK(r0->version.load() == 5);
+  CHECK(r1->version.load() == 5);
+  CHECK(s->end(nullptr, true, "completed").empty());
+  r1->values[2] = 9.0f;
+  const auto why = s->end(nullptr, true, "completed");
+  CHECK(why.find("replica of rank 1 differs") != std::string::npos);
+}
+
+TEST_CASE("local: stops on time only after an average; the period decides the averages") {
+  auto s = make_local_sync(job("3"), 30.0);
+  auto store = store_of({1, 2});
+  s->params_for(0, store);
+  s->open_generation(nullptr, 1, 1, 1, true);
+  const std::vector<caf::actor> none;  // no workers: nothing is sent
+  // Steps 0, 1 train locally; step 2 averages (period 3); `last` forces an average.
+  const std::vector<std::pair<bool, bool>> table{
+      {false, false}, {false, false}, {false, true}, {false, false}, {true, true}};
+  std::int64_t step = 0;
+  for (const auto& [last, averages] : table) {
+    CAPTURE(step);
+    reduce_round round;
+    round.cmd.step = step;
+    round.workers = &none;
+    round.last = last;
+    CHECK(s->reduce(nullptr, round) == 0);
+    CHECK(s->may_stop_on_time() == averages);
+    s->commit(step, 0.01, 0.01, 1.0);
+    ++step;
+  }
+  job_report r;
+  s->fill_report(r, step);
+  CHECK(r.sync.period == 3);
+  CHECK(r.sync.rounds == 2);
+}
