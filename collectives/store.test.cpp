@@ -34,8 +34,7 @@ void exercise(store& s, const std::string& p = "") {
     CHECK(std::string{e.what()}.find("never") != std::string::npos);
     CHECK(std::string{e.what()}.find("a,") == std::string::npos);  // only the missing key
   }
-  CHECK(clock.seconds() >= 0.09);
-  CHECK(clock.seconds() < 2.0);
+  CHECK(clock.seconds() >= 0.09);  // it waited for its deadline (a lower bound cannot flake)
 }
 
 struct caf_fixture {

@@ -74,8 +74,11 @@ TEST_CASE("a worker killed at step 50 is restarted and the model equals the faul
   CHECK(r.faults.restarts >= 1);
   CHECK(r.faults.migrations == 0);
   check_same_model(r);
-  // The restarted worker re-entered and trained after the kill.
-  CHECK(r.workers[1].steps > 50);
+  // It trained every step before the kill. Whether its restart (after a backoff) comes back
+  // before the last of the 80 steps is a race with the other workers' speed, so the re-entry
+  // is asserted where time is simulated: actors/membership.test.cpp (joins at the next
+  // boundary) and actors/group_supervisor.test.cpp (restarted after its backoff).
+  CHECK(r.workers[1].steps >= 50);
 }
 
 TEST_CASE("a hung worker is found by the step deadline; a dropped result too") {

@@ -1,7 +1,9 @@
-// Virtual shares end to end (issue 6, part 4): two jobs on one `shared` sim device. With
-// `cluster.shares: fixed` and `share` keys 3 and 1, the device's compute time while both run must
-// split 3:1 (within 10%); with `adaptive`, the share_allocator must move the share toward the job
-// with the higher goodput.
+// Virtual shares end to end: two jobs on one `shared` sim device. With `cluster.shares: fixed`
+// and `share` keys 3 and 1, the device's compute time while both run must split 3:1 (within
+// 10%); with `adaptive`, the share_allocator must move the share toward the job with the higher
+// goodput. Both are measured compute times, so this runs with `make bench`; the share
+// arithmetic itself is unit-tested in policies/shares and actors/share_allocator.
+// ctest-label: perf
 #include <doctest/doctest.h>
 
 #include <map>
