@@ -3,11 +3,15 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <vector>
 
 #include "collectives/broadcast.hpp"
 #include "collectives/hierarchical_allreduce.hpp"
 #include "collectives/inproc/inproc_link.hpp"
 #include "collectives/param_server.hpp"
+#include "collectives/ring.hpp"
 #include "collectives/testing.hpp"
 
 using namespace troupe::collectives;
@@ -159,4 +163,17 @@ TEST_CASE("parameter server: workers push gradients, servers apply SGD, workers 
     for (std::size_t i = 0; i < layout.count; ++i)
       bad += pulled[static_cast<std::size_t>(w)][i] != 1.0f - 13.5f * static_cast<float>(i % 3);
   CHECK(bad == 0);
+}
+
+TEST_CASE("add_into and max_into read a source that is not aligned for float") {
+  // A received frame may start anywhere in its buffer: put the floats one byte past alignment.
+  const std::vector<float> values{1.5f, -2.0f, 4.0f, 0.25f, 8.0f};
+  std::vector<std::byte> raw(values.size() * sizeof(float) + 1);
+  std::memcpy(raw.data() + 1, values.data(), values.size() * sizeof(float));
+  std::vector<float> sum{1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+  troupe::collectives::add_into(sum.data(), raw.data() + 1, values.size());
+  CHECK(sum == std::vector<float>{2.5f, -1.0f, 5.0f, 1.25f, 9.0f});
+  std::vector<float> mx{2.0f, -3.0f, 5.0f, 0.0f, 8.0f};
+  troupe::collectives::max_into(mx.data(), raw.data() + 1, values.size());
+  CHECK(mx == std::vector<float>{2.0f, -2.0f, 5.0f, 0.25f, 8.0f});
 }

@@ -8,14 +8,28 @@
 
 namespace troupe::collectives {
 
+// `src` is a received frame (a ZeroMQ message body, a shared-memory slot): nothing promises it is
+// aligned for float, so each value is read with memcpy, which the compiler turns into the same
+// unaligned vector loads as a float pointer would give, without undefined behaviour.
+namespace {
+
+float load(const std::byte* src, std::size_t i) {
+  float v;
+  std::memcpy(&v, src + i * sizeof(float), sizeof(float));
+  return v;
+}
+
+}  // namespace
+
 void add_into(float* dst, const std::byte* src, std::size_t count) {
-  const float* in = reinterpret_cast<const float*>(src);
-  for (std::size_t i = 0; i < count; ++i) dst[i] += in[i];
+  for (std::size_t i = 0; i < count; ++i) dst[i] += load(src, i);
 }
 
 void max_into(float* dst, const std::byte* src, std::size_t count) {
-  const float* in = reinterpret_cast<const float*>(src);
-  for (std::size_t i = 0; i < count; ++i) dst[i] = in[i] > dst[i] ? in[i] : dst[i];
+  for (std::size_t i = 0; i < count; ++i) {
+    const float in = load(src, i);
+    dst[i] = in > dst[i] ? in : dst[i];
+  }
 }
 
 // Ring allreduce on n ranks, after gloo's allreduce_ring_chunked:

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "core/error.hpp"
@@ -156,13 +157,20 @@ dataset load_idx_pair(const std::string& images_path, const std::string& labels_
   return d;
 }
 
+std::string idx_file_in(const std::string& dir, const std::string& name) {
+  const std::string p = (dir.empty() || dir.back() == '/' ? dir : dir + "/") + name;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p + ".gz", ec) && std::filesystem::is_regular_file(p, ec))
+    return p;
+  return p + ".gz";
+}
+
 train_test load_fashion_mnist(const std::string& dir) {
-  const std::string p = dir.empty() || dir.back() == '/' ? dir : dir + "/";
   train_test tt;
-  tt.train = load_idx_pair(p + "train-images-idx3-ubyte.gz", p + "train-labels-idx1-ubyte.gz",
-                           "fashion-mnist-train");
-  tt.test = load_idx_pair(p + "t10k-images-idx3-ubyte.gz", p + "t10k-labels-idx1-ubyte.gz",
-                          "fashion-mnist-test");
+  tt.train = load_idx_pair(idx_file_in(dir, "train-images-idx3-ubyte"),
+                           idx_file_in(dir, "train-labels-idx1-ubyte"), "fashion-mnist-train");
+  tt.test = load_idx_pair(idx_file_in(dir, "t10k-images-idx3-ubyte"),
+                          idx_file_in(dir, "t10k-labels-idx1-ubyte"), "fashion-mnist-test");
   // The test split must agree with train on the number of classes even if it lacks one.
   tt.test.classes = tt.train.classes = std::max(tt.train.classes, tt.test.classes);
   return tt;

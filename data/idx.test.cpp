@@ -170,3 +170,24 @@ TEST_CASE("Fashion-MNIST loads completely and quickly") {
     CHECK(*hi == 1.0f);
   }
 }
+
+TEST_CASE("an IDX directory of plain files loads as well as one of .gz files") {
+  // The config check accepts NAME or NAME.gz for each of the four files; loading must too.
+  for (bool gz : {true, false}) {
+    CAPTURE(gz);
+    temp_dir dir;
+    sample_files train{21}, test{22};
+    const std::string ext = gz ? ".gz" : "";
+    write_idx_images(dir / ("train-images-idx3-ubyte" + ext), train.n, train.rows, train.cols,
+                     train.pixels, gz);
+    write_idx_labels(dir / ("train-labels-idx1-ubyte" + ext), train.labels, gz);
+    write_idx_images(dir / ("t10k-images-idx3-ubyte" + ext), test.n, test.rows, test.cols,
+                     test.pixels, gz);
+    write_idx_labels(dir / ("t10k-labels-idx1-ubyte" + ext), test.labels, gz);
+    const train_test tt = load_fashion_mnist(dir.path.string());
+    CHECK(tt.train.n == train.n);
+    CHECK(tt.test.n == test.n);
+    CHECK(idx_file_in(dir.path.string(), "t10k-images-idx3-ubyte") ==
+          dir / ("t10k-images-idx3-ubyte" + ext));
+  }
+}

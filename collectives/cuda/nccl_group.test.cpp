@@ -25,7 +25,8 @@ TEST_CASE("NCCL group: a clear error without a GPU, a correct allreduce with one
   CHECK(nccl_group::smoke_test(0, 1009) == "");
 }
 #else
-TEST_CASE("NCCL group: not built without CUDA") {
-  CHECK(true);
-}
+// Without nvcc the NCCL backend is not compiled: nothing to test, and doctest says so (a skipped
+// case, not a passing one).
+TEST_CASE("NCCL group: skipped, the CUDA sources are not built without nvcc" *
+          doctest::skip(true)) {}
 #endif
