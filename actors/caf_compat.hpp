@@ -1,5 +1,5 @@
 #pragma once
-// The one place that knows which CAF we build against (0.17.6; shared/notes/caf-0.17.md). Every
+// The one place that knows which CAF we build against (0.17.6, Debian's libcaf-dev). Every
 // call whose spelling differs between 0.17 and 1.x goes through here, so a port touches one file:
 // spawning detached actors, registering our id block, the deterministic test scheduler and how
 // errors carry their text.
@@ -35,8 +35,8 @@ inline void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_types<caf::id_block::troupe>();
 }
 
-// The deterministic scheduler of CAF's test kit (notes §2.6): nothing runs until the test calls
-// run(); time is simulated.
+// The deterministic scheduler of CAF's test kit (caf::scheduler::test_coordinator): nothing runs
+// until the test calls run(); time is simulated.
 inline void use_test_scheduler(caf::actor_system_config& cfg) {
   cfg.set("scheduler.policy", caf::atom("testing"));
   cfg.set("logger.inline-output", true);

@@ -1,7 +1,7 @@
 #pragma once
-// The stale-message rule (DESIGN §3): every job message carries (job, epoch); an actor accepts
+// The stale-message rule: every job message carries (job, epoch); an actor accepts
 // only its current epoch and counts what it drops, so a reply from before a membership change
-// (issue 5) can never be mistaken for one of the current step.
+// can never be mistaken for one of the current step.
 #include <cstdint>
 
 #include "actors/messages.hpp"

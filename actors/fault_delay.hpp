@@ -1,5 +1,5 @@
 #pragma once
-// The `delay` fault (issue 5, `delay:GROUP/INDEX+MS@STEP|WINDOW`): a slow link. It holds back
+// The `delay` fault (`delay:GROUP/INDEX+MS@STEP|WINDOW`): a slow link. It holds back
 // what the worker sends over the data plane at the faulted steps: in `sync: ps` its gradient
 // push (step_done), in `sync: allreduce` its contribution to the step's reduction, in
 // `sync: local` its contribution to an averaging round only (a local step sends nothing, so it is

@@ -1,5 +1,5 @@
 #pragma once
-// The worker side of fault injection (issue 5; grammar in core/fault_spec.hpp). Plain C++, no
+// The worker side of fault injection (grammar in core/fault_spec.hpp). Plain C++, no
 // CAF: a device_worker asks its job's fault_plan, at the start of each step's compute, whether a
 // fault fires on it, and a hung worker waits on its incarnation's cancel_token.
 //

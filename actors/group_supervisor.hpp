@@ -1,7 +1,7 @@
 #pragma once
 // group_supervisor: one per resource group (devices of one kind on one host). Spawns the
 // device_workers that jobs ask for on its devices, monitors them, and decides what happens when
-// one fails (issue 5, DESIGN §6): restart it in place after a backoff, within a restart
+// one fails: restart it in place after a backoff, within a restart
 // intensity (at most R restarts in T seconds per worker); past the limit, or when the failure
 // class's policy says so, escalate to the job, which migrates the worker's share to the others;
 // or fail the job. The class -> policy table is the job's `supervision:` map (worker_setup).

@@ -19,7 +19,7 @@ data_bundle load_job_data(const config::data_config& cfg, std::uint64_t seed);
 // B indices at position (s % steps_per_pass) * B of that pass's permutation, the last step of a
 // pass shortened to what is left, so every sample is used exactly once per pass. Any step's
 // batch can be recomputed from (seed, step) alone, which is what re-planning a step for
-// survivors (issue 5) and resuming from a checkpoint need.
+// survivors and resuming from a checkpoint need.
 class step_sampler {
  public:
   step_sampler(std::size_t n, std::int64_t batch, std::uint64_t seed);

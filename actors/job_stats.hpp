@@ -1,5 +1,5 @@
 #pragma once
-// Per-step statistics a job keeps for the live metrics and the report (DESIGN §7, issue 6):
+// Per-step statistics a job keeps for the live metrics and the report:
 //
 // - imbalance index: the coefficient of variation of the step's per-worker compute seconds
 //   (policies/imbalance.hpp), over the workers that had a slice; the report carries its mean over

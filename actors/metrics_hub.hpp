@@ -1,8 +1,8 @@
 #pragma once
 // metrics_hub: one per runtime. Every job sends it one step_metrics per completed step and its
 // log lines; the hub writes each job's log file (spdlog, LOG_DIR/JOB.log) and hands the records
-// to the subscribers (the progress line of `troupe run`, embedding apps; the policy actors of
-// issue 6 subscribe here too). It owns no lifecycle beyond open log files: a job's file is
+// to the subscribers (the progress line of `troupe run`, embedding apps; the policy actors
+// subscribe here too). It owns no lifecycle beyond open log files: a job's file is
 // opened (truncated) at its first record of the run and flushed when the job finishes.
 #include <map>
 #include <memory>

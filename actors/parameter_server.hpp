@@ -12,7 +12,7 @@
 //                                    total sample count, optimizer step, v := v + 1, send applied
 //     2. reduce_cmd(e' != e)      -> stale: dropped and counted
 //     3. reduce_cmd(e, step != v) -> out of order (a duplicate): dropped and counted
-//     4. (start_atom, e')         -> move to epoch e' (membership change, issue 5)
+//     4. (start_atom, e')         -> move to epoch e' (membership change)
 //     5. (query_atom)             -> replies (version, dropped) for tests and reports
 //     6. ckpt_capture(step)       -> copy the slice and the optimizer state; answer ckpt_part
 //                                    (+ local_ref<ckpt_shard_part>) with the shard's version

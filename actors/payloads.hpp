@@ -1,7 +1,8 @@
 #pragma once
 // In-process payloads that ride beside control messages as msg::local_ref<T> (never
-// serialised; core/messages.hpp). They hold the big things (datasets, parameters, models) so
-// that actors in one process share buffers instead of copying them (DESIGN §5).
+// serialised; actors/messages.hpp). They hold the big things (datasets, parameters, models) so
+// that actors in one process share buffers instead of copying them (a shared_ptr to one buffer is a
+// message; a copy would cost the step).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -68,8 +69,8 @@ struct worker_setup {
   data_bundle data;
   std::shared_ptr<param_store> params;
   // `slow` fault entries that target this device (config faults[]): a sim device's slowdown is
-  // multiplied by `factor` from `step` to `until_step` (issue 6's benchmark hook until issue 5's
-  // fault injector takes the faults over).
+  // multiplied by `factor` from `step` to `until_step` (the policy benchmarks' hook; the fault
+  // injector leaves `slow` faults to the device).
   std::vector<config::fault_config> slow;
   // `delay` entries that target this device (actors/fault_delay.hpp), and the job's sync mode,
   // which says what the delay holds back.
@@ -81,7 +82,7 @@ struct worker_setup {
   std::shared_ptr<std::atomic<double>> share = std::make_shared<std::atomic<double>>(1.0);
   // data.priority: where the per-sample losses of each computed slice go.
   caf::actor distributor;
-  // Issue 5: the job's fault plan (kill, hang, drop, partition fire once per job), this
+  // Faults: the job's fault plan (kill, hang, drop, partition fire once per job), this
   // incarnation's release token (a supervisor restart gets a fresh one), the longest a hang may
   // block (the job's watchdog), and what the supervisor needs to decide on a failure.
   std::shared_ptr<fault_plan> faults;

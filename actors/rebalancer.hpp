@@ -1,5 +1,5 @@
 #pragma once
-// rebalancer: the policy actor behind `split: adaptive` (DESIGN §3, §7). One per adaptive job,
+// rebalancer: the policy actor behind `split: adaptive`. One per adaptive job,
 // spawned by the job when it starts running. The job sends it each step's per-rank slices and
 // compute seconds (a step_metrics, as soon as the last worker reported); it fits one
 // policies::time_model per worker (t_i(b) = a_i + c_i b, exponentially forgetting so that a device

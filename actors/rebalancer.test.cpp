@@ -175,7 +175,7 @@ TEST_CASE_FIXTURE(fixture, "timings of an older epoch are dropped, a newer epoch
   const std::vector<std::int64_t> even = {342, 341, 341};
   for (std::int64_t s = 0; s < 5; ++s) CHECK(step(s, even, speeds_124, 0) == 0);
   CHECK(rec->updates.empty());
-  // Only the job makes epochs: a newer one is a membership change (issue 5), and the decisions
+  // Only the job makes epochs: a newer one is a membership change, and the decisions
   // carry it.
   std::size_t decisions = 0;
   for (std::int64_t s = 0; s < 5; ++s) decisions += step(s, even, speeds_124, 2);

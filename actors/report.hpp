@@ -47,7 +47,7 @@ struct sync_report {
   std::vector<change> period_history;  // local: the start value and every change
 };
 
-// Checkpoints of a job (issue 5): written this run, and where a resumed run started.
+// Checkpoints of a job: written this run, and where a resumed run started.
 struct checkpoint_stats {
   std::int64_t written = 0;
   std::int64_t failed = 0;

@@ -33,7 +33,8 @@ struct runtime_options {
   int scheduler_threads = 0;
   // CAF scheduler policy: "sharing" (one queue, sleeping workers) or "stealing" (CAF's default,
   // whose idle workers poll). Sharing is the default here: polling threads take CPU from the
-  // device workers on small machines (shared/notes/caf-0.17.md P19).
+  // device workers on small machines (measured on 2 cores: the default work-stealing scheduler
+  // doubled the small-message round trip).
   std::string scheduler_policy = "sharing";
   // `troupe run --resume DIR`: each job continues from the newest valid checkpoint in
   // DIR/JOBNAME/ (starting fresh, logged, when there is none). Empty: every job starts fresh.

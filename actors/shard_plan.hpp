@@ -1,12 +1,12 @@
 #pragma once
-// `data.mode: sharded` plans (DESIGN §5): every worker owns a shard of the training set and each
+// `data.mode: sharded` plans: every worker owns a shard of the training set and each
 // step takes its slice from its own shard, so a device keeps touching the same samples (on
 // several hosts: its local data). Between passes, `neighbour_exchange: q` has every worker hand
 // a random fraction q of its shard to its ring neighbour (data::sharded_sampler::exchange).
 //
 // Step-addressable like step_sampler (actors/job_data.hpp): a step's indices and per-rank counts
 // are a function of (seed, step) and the shard weights fixed at the first plan, so a step can be
-// re-planned for survivors (issue 5) and a resumed job continues where it stopped. The layout of
+// re-planned for survivors and a resumed job continues where it stopped. The layout of
 // pass p is the initial cut (by weight) after p exchanges; it is replayed forward from the pass
 // kept, or from scratch when a plan asks for an earlier pass.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// share_allocator: the policy actor behind `cluster.shares: adaptive` (DESIGN §3, §7). One per
+// share_allocator: the policy actor behind `cluster.shares: adaptive`. One per
 // task manager when some group is `shared`. It learns from the task manager which jobs run on
 // shared devices (share_member, with each job's weight = share x priority weight), takes every
 // step_metrics of those jobs from the metrics hub, and every `period` asks

@@ -1,4 +1,4 @@
-// `troupe bench hetero` (issue 6): one MLP job over three sim devices of speeds 1:2:4 (sim
+// `troupe bench hetero`: one MLP job over three sim devices of speeds 1:2:4 (sim
 // slowdowns 4, 2, 1 over cpu: the stretch is idle time, so two real cores emulate them) under the
 // even, weighted-by-config and adaptive splits; then again with the fastest device slowed 3x
 // mid-run (a `slow` fault). Efficiency is achieved samples/s over the sum of each device's SOLO

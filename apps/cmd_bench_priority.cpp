@@ -1,4 +1,4 @@
-// `troupe bench priority` (issue 6, part 5): time and steps to a target training loss on the
+// `troupe bench priority`: time and steps to a target training loss on the
 // synthetic hard/easy set (10% of the samples within 0.25 of a class boundary), uniform sampling
 // (the runtime's permutation sampler) against `data.priority: {alpha, beta}`. One cpu worker,
 // one job per run through the whole runtime; the modes alternate inside each repeat and every

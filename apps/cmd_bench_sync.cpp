@@ -1,4 +1,4 @@
-// `troupe bench sync` (issue 6 part 3): wall time to a target training loss under a slow link,
+// `troupe bench sync`: wall time to a target training loss under a slow link,
 // for local SGD with period 1 (parameter averaging every step: as much communication as
 // synchronous data parallelism) against `period: adaptive` (AdaComm) and any fixed periods. One
 // worker's communication is held back --delay-ms per averaging round by a `delay` fault. The

@@ -7,7 +7,7 @@ find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json REQUIRED)
 
 # CAF 0.17.6 ships no CMake config: imported targets by hand, with a version check so that a
-# silent upgrade to 0.18/1.x (different APIs, see shared/notes/caf-0.17.md) fails loudly.
+# silent upgrade to 0.18/1.x (different APIs: send, request, inspect, type registration) fails loudly.
 find_path(CAF_INCLUDE_DIR caf/config.hpp REQUIRED)
 find_library(CAF_CORE_LIBRARY caf_core REQUIRED)
 find_library(CAF_IO_LIBRARY caf_io REQUIRED)

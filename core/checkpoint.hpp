@@ -1,6 +1,6 @@
 #pragma once
 // Checkpoints: an atomic, self-checking file of named byte sections, and a directory store that
-// resumes from the newest valid one (DESIGN §6, issue 5).
+// resumes from the newest valid one.
 //
 // File layout (version 1; every integer little-endian, whatever the host):
 //

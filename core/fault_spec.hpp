@@ -1,6 +1,6 @@
 #pragma once
 // Fault injection from the command line: `--inject SPEC` text <-> config::fault_config, and the
-// random fault plans of `--fault-soak N` (issue 5). The YAML `faults:` list (config/README.md)
+// random fault plans of `--fault-soak N`. The YAML `faults:` list (config/README.md)
 // fills the same struct; this is its one-word-per-fault spelling.
 //
 // Grammar (no spaces anywhere; numbers are plain decimals, no sign or exponent):

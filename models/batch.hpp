@@ -16,7 +16,7 @@ struct batch {
 };
 
 // Sums, not means: the runtime adds these across workers and divides by the total sample count,
-// so the result is independent of how a global batch was split (DESIGN §4).
+// so the result is independent of how a global batch was split.
 struct step_stats {
   double loss_sum = 0.0;  // sum of per-sample losses (weighted if weights given)
   std::size_t samples = 0;

@@ -1,5 +1,5 @@
 #pragma once
-// Max-AdaBelief in pieces, for the distributed form (DESIGN §1.4): every worker keeps its own
+// Max-AdaBelief in pieces, for the distributed form: every worker keeps its own
 // moments from its own gradient, the workers allreduce the bias-corrected first moment (mean) and
 // the bias-corrected max second moment (max), and every replica applies the same update. The
 // replicated "max-adabelief" optimizer is exactly local_moments() then apply_update() on one

@@ -1,5 +1,5 @@
 #pragma once
-// Migrating a failed worker's share of a step to the survivors (DESIGN §4 and §6, issue 5).
+// Migrating a failed worker's share of a step to the survivors.
 //
 // A step's work is its run of B sample indices; a plan gives each member ranges of POSITIONS in
 // that run ([begin, end) into the step's index list, never the data itself), the way

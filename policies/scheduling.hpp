@@ -2,8 +2,8 @@
 // Job scheduling on resource groups: placement, LPT makespan assignment, admission and
 // dependency cycles.
 //
-// Placement of a job's demand (devices) on groups (DESIGN.md, "Scheduling is uniform or
-// resource-state"):
+// Placement of a job's demand (devices) on groups, uniform or by resource
+// state:
 //   uniform        - spread the demand as evenly as possible over every eligible group with free
 //                    devices (water-filling: a group with fewer free devices than the even share
 //                    gives all it has, the rest is re-spread; the final remainder goes to the

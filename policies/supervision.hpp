@@ -1,5 +1,5 @@
 #pragma once
-// Supervision decisions (DESIGN §6, issue 5): what to do when a worker fails, how long to wait
+// Supervision decisions: what to do when a worker fails, how long to wait
 // before restarting it, and when a silent worker counts as hung. Pure: the caller passes the
 // time (seconds on any monotonic clock) and the random stream; nothing here reads a clock.
 //

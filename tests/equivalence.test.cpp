@@ -1,4 +1,4 @@
-// The step protocol's promise (DESIGN §4): because workers send gradient SUMS and the shards
+// The step protocol's promise: because workers send gradient SUMS and the shards
 // divide by the total sample count, a global batch split over heterogeneous workers trains the
 // same model as one worker taking the whole batch; and deterministic mode repeats bit for bit.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Issue 5 end to end: a deterministic MLP over three workers loses a worker mid-run (killed,
+// Failures end to end: a deterministic MLP over three workers loses a worker mid-run (killed,
 // hung, its result dropped, or killed past the restart intensity) and still trains the same
 // model as the run without the fault: the step in flight is re-planned over the survivors with
 // the same samples, so no step is lost; only the float summation order changes.

@@ -1,4 +1,4 @@
-// Checkpoints and resume through the embedded runtime (issue 5 part 4): a run stopped at step k
+// Checkpoints and resume through the embedded runtime: a run stopped at step k
 // and resumed from its checkpoint ends with the parameters of the uninterrupted run; a torn or
 // corrupt newest checkpoint falls back to the previous one; a checkpoint of another config is
 // refused naming the file; no checkpoint means a fresh start.

@@ -1,4 +1,4 @@
-// The Done-when of issue 5 part 4, through the real binary: `kill -9` of the whole `troupe run`
+// Checkpoints through the real binary: `kill -9` of the whole `troupe run`
 // process mid-job, then `--resume`: the job completes and loses at most one checkpoint interval.
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5's soak, behind a flag (not in ctest): the Fashion-MNIST MLP with N random faults
+# The fault soak, behind a flag (not in ctest): the Fashion-MNIST MLP with N random faults
 # (`--fault-soak N`, default 200) over a long run must finish (no hang: a hard timeout; no crash:
 # exit 0) with a test accuracy within one point of the same run without faults.
 #

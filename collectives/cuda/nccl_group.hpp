@@ -1,5 +1,5 @@
 #pragma once
-// NCCL inside a GPU resource group (DESIGN §5). NCCL is a collective library, not a
+// NCCL inside a GPU resource group. NCCL is a collective library, not a
 // point-to-point transport our host-side algorithms could drive (they reduce in host memory),
 // so it sits beside peer_link as a group backend with the same contract: the ncclUniqueId
 // travels through the rendezvous store, every operation carries (job, epoch), has a deadline

@@ -1,12 +1,11 @@
 #pragma once
-// The in-process allreduce of DESIGN §5 ("in one process: buffers are shared, never copied
-// between actors"). Ranks are threads of one process. Instead of a ring that moves every segment
-// into every rank's own buffer (n - 1 allgather copies per rank), the ranks reduce pieces of all
-// ranks' inputs, straight from their buffers, into ONE result buffer the group owns (pieces come
-// from a shared counter, so ranks that have a core do the work of ranks waiting for one); every
-// rank then reads that shared result. Per byte of payload the memory traffic is n reads and one
-// (streaming) write, in one pass (collectives/inproc/reduce_kernel.hpp), spread over the ranks'
-// threads.
+// The in-process allreduce: in one process buffers are shared between actors, never copied. Ranks
+// are threads of one process. Instead of a ring that moves every segment into every rank's own
+// buffer (n - 1 allgather copies per rank), the ranks reduce pieces of all ranks' inputs, straight
+// from their buffers, into ONE result buffer the group owns (pieces come from a shared counter, so
+// ranks that have a core do the work of ranks waiting for one); every rank then reads that shared
+// result. Per byte of payload the memory traffic is n reads and one (streaming) write, in one pass
+// (collectives/inproc/reduce_kernel.hpp), spread over the ranks' threads.
 //
 //   shared_allreduce_group group{3};                 // one per group of ranks (per epoch)
 //   // on each rank's thread:
