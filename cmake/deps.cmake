@@ -6,23 +6,9 @@ find_package(spdlog REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json REQUIRED)
 
-# CAF 0.17.6 ships no CMake config: imported targets by hand, with a version check so that a
-# silent upgrade to 0.18/1.x (different APIs: send, request, inspect, type registration) fails loudly.
-find_path(CAF_INCLUDE_DIR caf/config.hpp REQUIRED)
-find_library(CAF_CORE_LIBRARY caf_core REQUIRED)
-find_library(CAF_IO_LIBRARY caf_io REQUIRED)
-file(STRINGS "${CAF_INCLUDE_DIR}/caf/config.hpp" _caf_ver REGEX "^#define CAF_VERSION [0-9]+")
-string(REGEX MATCH "[0-9]+" CAF_VERSION_NUM "${_caf_ver}")
-if(NOT CAF_VERSION_NUM EQUAL 1706)
-  message(FATAL_ERROR "Troupe targets CAF 0.17.6 (CAF_VERSION 1706); found ${CAF_VERSION_NUM}. "
-                      "Port actors/caf_compat.hpp before changing this check.")
-endif()
-add_library(CAF::core UNKNOWN IMPORTED)
-set_target_properties(CAF::core PROPERTIES IMPORTED_LOCATION "${CAF_CORE_LIBRARY}"
-  INTERFACE_INCLUDE_DIRECTORIES "${CAF_INCLUDE_DIR}" INTERFACE_LINK_LIBRARIES Threads::Threads)
-add_library(CAF::io UNKNOWN IMPORTED)
-set_target_properties(CAF::io PROPERTIES IMPORTED_LOCATION "${CAF_IO_LIBRARY}"
-  INTERFACE_LINK_LIBRARIES CAF::core)
+# CAF 0.17.6 ships no CMake config: cmake/FindCAF.cmake (installed with the package too).
+list(APPEND CMAKE_MODULE_PATH ${CMAKE_CURRENT_LIST_DIR})
+find_package(CAF REQUIRED)
 
 # ZeroMQ (C library from pkg-config; cppzmq is header-only) and msgpack (header-only).
 pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)
