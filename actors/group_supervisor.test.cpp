@@ -6,10 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#include "actors/actor_testing.hpp"
+
 #include <chrono>
 #include <memory>
-
-#include <caf/scheduler/test_coordinator.hpp>
 
 using namespace troupe;
 using namespace troupe::actors;
@@ -41,20 +41,11 @@ caf::behavior fake_worker(caf::event_based_actor* self, caf::actor job, msg::spa
   return {[=](msg::finish_atom, const std::string& why) { self->quit(runtime_failure(why)); }};
 }
 
-struct fixture {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
+struct fixture : testing::deterministic_system {
   std::shared_ptr<recorded> rec = std::make_shared<recorded>();
   caf::actor job, sup;
 
-  static caf::actor_system_config& prepare(caf::actor_system_config& c) {
-    register_types(c);
-    use_test_scheduler(c);
-    return c;
-  }
-  fixture()
-      : sys(prepare(cfg)), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
+  fixture() {
     job = sys.spawn(fake_job, rec);
     worker_factory factory = [r = rec](caf::event_based_actor* s, caf::actor j,
                                        const msg::spawn_worker& spec,

@@ -6,11 +6,11 @@
 
 #include <doctest/doctest.h>
 
+#include "actors/actor_testing.hpp"
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <caf/scheduler/test_coordinator.hpp>
 
 #include "actors/job_state.hpp"
 
@@ -34,21 +34,12 @@ caf::behavior fake_task_manager(caf::event_based_actor*, std::shared_ptr<finishe
   };
 }
 
-struct fixture {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
+struct fixture : testing::deterministic_system {
   std::shared_ptr<finished> rec = std::make_shared<finished>();
   caf::actor tm;
   caf::actor job;
 
-  static caf::actor_system_config& prepare(caf::actor_system_config& c) {
-    register_types(c);
-    use_test_scheduler(c);
-    return c;
-  }
-  fixture()
-      : sys(prepare(cfg)), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
+  fixture() {
     tm = sys.spawn(fake_task_manager, rec);
     job_launch launch;
     launch.id = 7;

@@ -3,7 +3,8 @@
 
 #include <doctest/doctest.h>
 
-#include <caf/scheduler/test_coordinator.hpp>
+#include "actors/actor_testing.hpp"
+
 #include <caf/scoped_actor.hpp>
 
 #include "actors/data_distributor.hpp"
@@ -13,18 +14,7 @@ using namespace troupe::actors;
 
 namespace {
 
-struct fixture {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
-  static caf::actor_system_config& prepare(caf::actor_system_config& c) {
-    register_types(c);
-    use_test_scheduler(c);
-    return c;
-  }
-  fixture()
-      : sys(prepare(cfg)),
-        sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {}
+struct fixture : testing::deterministic_system {
   ~fixture() { sched.run(); }
 };
 

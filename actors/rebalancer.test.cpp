@@ -5,9 +5,9 @@
 
 #include <doctest/doctest.h>
 
-#include <memory>
+#include "actors/actor_testing.hpp"
 
-#include <caf/scheduler/test_coordinator.hpp>
+#include <memory>
 
 using namespace troupe;
 using namespace troupe::actors;
@@ -23,21 +23,12 @@ caf::behavior fake_job(caf::event_based_actor*, std::shared_ptr<recorded> rec) {
   return {[rec](const msg::split_decision& u) { rec->updates.push_back(u); }};
 }
 
-struct fixture {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
+struct fixture : testing::deterministic_system {
   std::shared_ptr<recorded> rec = std::make_shared<recorded>();
   caf::actor job, reb;
   double noise = 0.03;  // relative amplitude of the deterministic wobble on every timing
 
-  static caf::actor_system_config& prepare(caf::actor_system_config& c) {
-    register_types(c);
-    use_test_scheduler(c);
-    return c;
-  }
-  fixture()
-      : sys(prepare(cfg)), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
+  fixture() {
     job = sys.spawn(fake_job, rec);
     reb = sys.spawn(rebalancer_actor, job, msg::job_id{3}, msg::epoch_id{1}, std::size_t{3},
                     std::int64_t{1024}, rebalancer_options{});

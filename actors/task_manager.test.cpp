@@ -5,7 +5,8 @@
 
 #include <doctest/doctest.h>
 
-#include <caf/scheduler/test_coordinator.hpp>
+#include "actors/actor_testing.hpp"
+
 #include <caf/scoped_actor.hpp>
 
 using namespace troupe;
@@ -30,20 +31,11 @@ caf::behavior fake_job(caf::event_based_actor* self, job_launch launch) {
   }};
 }
 
-struct fixture {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
+struct fixture : testing::deterministic_system {
   std::shared_ptr<launched> log = std::make_shared<launched>();
   caf::actor tm;
 
-  static caf::actor_system_config& prepare(caf::actor_system_config& c) {
-    register_types(c);
-    use_test_scheduler(c);
-    return c;
-  }
-  fixture()
-      : sys(prepare(cfg)), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
+  fixture() {
     task_manager_options o;
     o.cluster.groups = {group("cpu", "cpu", 2), group("slow", "sim", 1)};
     auto lg = log;
