@@ -52,6 +52,14 @@ struct fixture : testing::deterministic_system {
     job = sys.spawn(job_actor, launch);
     sched.run();  // the job asked for its data: it is LOADING
   }
+  // Drains the job (it is in a phase before RUNNING, so it ends at once) and returns its report.
+  const job_report& cancel() {
+    caf::anon_send(job, msg::drain{7, 1});
+    sched.run();
+    REQUIRE(rec->msgs.size() == 1);
+    CHECK(rec->msgs[0].status == "cancelled");
+    return rec->reports.at(0);
+  }
   ~fixture() {
     caf::anon_send_exit(job, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(tm, caf::exit_reason::user_shutdown);
@@ -72,26 +80,18 @@ TEST_CASE_FIXTURE(fixture, "a message no phase expects is dropped, and the job g
   CHECK(rec->msgs.empty());
   // The job is alive: a drain still ends it, and nothing was counted as stale (those messages
   // were of no phase, not of an old generation).
-  caf::anon_send(job, msg::drain{7, 1});
-  sched.run();
-  REQUIRE(rec->msgs.size() == 1);
-  CHECK(rec->msgs[0].status == "cancelled");
-  CHECK(rec->reports[0].stale_dropped == 0);
+  CHECK(cancel().stale_dropped == 0);
 }
 
 TEST_CASE_FIXTURE(fixture, "a drain before RUNNING cancels the job at once; a stale one does not") {
   caf::anon_send(job, msg::drain{7, 5});  // another generation: dropped
   sched.run();
   CHECK(rec->msgs.empty());
-  caf::anon_send(job, msg::drain{7, 1});
-  sched.run();
-  REQUIRE(rec->msgs.size() == 1);
-  CHECK(rec->msgs[0].status == "cancelled");
+  const auto& r = cancel();
   CHECK(rec->msgs[0].name == "probe");
-  REQUIRE(rec->reports.size() == 1);
-  CHECK(rec->reports[0].steps == 0);
-  CHECK(rec->reports[0].stale_dropped == 1);
-  CHECK(rec->reports[0].sync.mode == "ps");
+  CHECK(r.steps == 0);
+  CHECK(r.stale_dropped == 1);
+  CHECK(r.sync.mode == "ps");
 }
 
 TEST_CASE_FIXTURE(fixture, "a worker failure of a rank the job does not have is ignored") {
@@ -100,8 +100,5 @@ TEST_CASE_FIXTURE(fixture, "a worker failure of a rank the job does not have is 
   caf::anon_send(job, msg::worker_down{8, 1, 0, "crash", "gone", "restart", "crash: restart"});
   sched.run();
   CHECK(rec->msgs.empty());
-  caf::anon_send(job, msg::drain{7, 1});
-  sched.run();
-  REQUIRE(rec->msgs.size() == 1);
-  CHECK(rec->msgs[0].status == "cancelled");
+  CHECK(cancel().stale_dropped == 0);
 }

@@ -51,6 +51,22 @@ timed_run run_timed(const std::string& yaml, std::int64_t steps) {
   return {report.jobs[0], secs};
 }
 
+// Every delayed step lasted at least the 0.1 s delay; returns the median of the other steps.
+template <class Delayed>
+double undelayed_median(const timed_run& run, std::int64_t steps, Delayed delayed) {
+  std::vector<double> others;
+  for (std::int64_t s = 0; s < steps; ++s) {
+    CAPTURE(s);
+    const double t = run.step_seconds[static_cast<std::size_t>(s)];
+    if (delayed(s))
+      CHECK(t >= 0.1);
+    else
+      others.push_back(t);
+  }
+  MESSAGE("median undelayed step: " << median(others) << " s");
+  return median(others);
+}
+
 }  // namespace
 
 TEST_CASE("delay fault, sync: ps: the gradient push of the faulted steps is held back") {
@@ -59,17 +75,7 @@ TEST_CASE("delay fault, sync: ps: the gradient push of the faulted steps is held
       config_text(two_workers, "{kind: sgd, lr: 0.05}", "{mode: ps}", steps,
                   "      - {step: 3, action: delay, target: cpu/1, seconds: 0.1, until_step: 5}\n"),
       steps);
-  std::vector<double> others;
-  for (std::int64_t s = 0; s < steps; ++s) {
-    CAPTURE(s);
-    const double t = run.step_seconds[static_cast<std::size_t>(s)];
-    if (s >= 3 && s <= 5)
-      CHECK(t >= 0.1);
-    else
-      others.push_back(t);
-  }
-  MESSAGE("median undelayed step: " << median(others) << " s");
-  CHECK(median(others) < 0.05);
+  CHECK(undelayed_median(run, steps, [](std::int64_t s) { return s >= 3 && s <= 5; }) < 0.05);
   CHECK(run.job.faults.injected == 1);
 }
 
@@ -79,16 +85,7 @@ TEST_CASE("delay fault, sync: allreduce: the faulted steps' reductions wait") {
       config_text(two_workers, "{kind: sgd, lr: 0.05}", "{mode: allreduce}", steps,
                   "      - {step: 6, action: delay, target: cpu/0, seconds: 0.1, until_step: 7}\n"),
       steps);
-  std::vector<double> others;
-  for (std::int64_t s = 0; s < steps; ++s) {
-    CAPTURE(s);
-    const double t = run.step_seconds[static_cast<std::size_t>(s)];
-    if (s == 6 || s == 7)
-      CHECK(t >= 0.1);
-    else
-      others.push_back(t);
-  }
-  CHECK(median(others) < 0.05);
+  CHECK(undelayed_median(run, steps, [](std::int64_t s) { return s == 6 || s == 7; }) < 0.05);
 }
 
 TEST_CASE("delay fault, sync: local: only the averaging rounds wait") {
@@ -97,17 +94,7 @@ TEST_CASE("delay fault, sync: local: only the averaging rounds wait") {
       run_timed(config_text(two_workers, "{kind: sgd, lr: 0.05}", "{mode: local, period: 4}", steps,
                             "      - {step: 0, action: delay, target: cpu/0, seconds: 0.1}\n"),
                 steps);
-  std::vector<double> local_steps;
-  for (std::int64_t s = 0; s < steps; ++s) {
-    CAPTURE(s);
-    const double t = run.step_seconds[static_cast<std::size_t>(s)];
-    if ((s + 1) % 4 == 0)
-      CHECK(t >= 0.1);
-    else
-      local_steps.push_back(t);
-  }
-  MESSAGE("median local step under the delay: " << median(local_steps) << " s");
-  CHECK(median(local_steps) < 0.05);
+  CHECK(undelayed_median(run, steps, [](std::int64_t s) { return (s + 1) % 4 == 0; }) < 0.05);
   CHECK(run.job.sync.rounds == 4);
 }
 
