@@ -10,26 +10,15 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "core/testing.hpp"
 
 namespace fs = std::filesystem;
 using namespace troupe;
 using namespace troupe::actors;
 
-namespace {
+using troupe::testing::temp_dir;
 
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("troupe-ckstate-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+namespace {
 
 models::optimizer_spec spec_of(const std::string& kind) {
   models::optimizer_spec s;

@@ -1,4 +1,5 @@
 #include "core/checkpoint.hpp"
+#include "core/testing.hpp"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -14,24 +15,10 @@ namespace fs = std::filesystem;
 using troupe::checkpoint;
 using troupe::checkpoint_store;
 
-namespace {
+using troupe::testing::flip_byte;
+using troupe::testing::temp_dir;
 
-// A fresh directory under the system temp dir, removed when the test ends.
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("troupe-ckpt-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string str() const { return path.string(); }
-};
+namespace {
 
 // A checkpoint shaped like the parameter server's: params, optimizer buffers, cursor, rng, names.
 checkpoint sample(std::int64_t step, std::size_t n_params = 1000) {
@@ -58,16 +45,6 @@ std::uintmax_t file_size(const std::string& p) {
 
 void truncate_to(const std::string& p, std::uintmax_t size) {
   fs::resize_file(p, size);
-}
-
-void flip_byte(const std::string& p, std::uintmax_t offset) {
-  std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
-  f.seekg(static_cast<std::streamoff>(offset));
-  char c = 0;
-  f.read(&c, 1);
-  c = static_cast<char>(c ^ 0x5a);
-  f.seekp(static_cast<std::streamoff>(offset));
-  f.write(&c, 1);
 }
 
 }  // namespace

@@ -13,24 +13,16 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "core/testing.hpp"
 
 namespace fs = std::filesystem;
 using namespace troupe::data;
 
-namespace {
+using troupe::testing::temp_dir;
 
-// A fresh directory per test case, removed at the end.
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    troupe::rng r{
-        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())};
-    path = fs::temp_directory_path() / ("troupe-idx-" + std::to_string(r.next_u64()));
-    fs::create_directories(path);
-  }
-  ~temp_dir() { fs::remove_all(path); }
-  std::string operator/(const std::string& f) const { return (path / f).string(); }
-};
+using troupe::testing::input_error_of;
+
+namespace {
 
 std::vector<std::uint8_t> read_raw(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
@@ -40,16 +32,6 @@ std::vector<std::uint8_t> read_raw(const std::string& p) {
 void write_raw(const std::string& p, const std::vector<std::uint8_t>& b) {
   std::ofstream out(p, std::ios::binary);
   out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const troupe::input_error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 struct sample_files {
@@ -100,7 +82,7 @@ TEST_CASE("IDX bad input names the file") {
 
   SUBCASE("missing file") {
     const auto missing = dir / "nope.gz";
-    const auto msg = error_of([&] { read_idx_images(missing); });
+    const auto msg = input_error_of([&] { read_idx_images(missing); });
     CHECK(msg.find(missing) != std::string::npos);
   }
   SUBCASE("truncated plain file") {
@@ -109,7 +91,7 @@ TEST_CASE("IDX bad input names the file") {
     auto bytes = read_raw(p);
     bytes.resize(bytes.size() - 10);
     write_raw(p, bytes);
-    const auto msg = error_of([&] { read_idx_images(p); });
+    const auto msg = input_error_of([&] { read_idx_images(p); });
     CHECK(msg.find(p) != std::string::npos);
     CHECK(msg.find("truncated") != std::string::npos);
   }
@@ -118,18 +100,18 @@ TEST_CASE("IDX bad input names the file") {
     auto bytes = read_raw(img);
     bytes.resize(bytes.size() / 2);
     write_raw(p, bytes);
-    const auto msg = error_of([&] { read_idx_images(p); });
+    const auto msg = input_error_of([&] { read_idx_images(p); });
     CHECK(msg.find(p) != std::string::npos);
     CHECK(msg.find("truncated") != std::string::npos);
   }
   SUBCASE("header cut short") {
     const auto p = dir / "short";
     write_raw(p, {0, 0, 8});
-    const auto msg = error_of([&] { read_idx_labels(p); });
+    const auto msg = input_error_of([&] { read_idx_labels(p); });
     CHECK(msg.find(p) != std::string::npos);
   }
   SUBCASE("wrong magic: labels file read as images") {
-    const auto msg = error_of([&] { read_idx_images(lab); });
+    const auto msg = input_error_of([&] { read_idx_images(lab); });
     CHECK(msg.find(lab) != std::string::npos);
     CHECK(msg.find("magic") != std::string::npos);
   }
@@ -138,7 +120,7 @@ TEST_CASE("IDX bad input names the file") {
     auto fewer = s.labels;
     fewer.pop_back();
     write_idx_labels(lab2, fewer, true);
-    const auto msg = error_of([&] { load_idx_pair(img, lab2, "x"); });
+    const auto msg = input_error_of([&] { load_idx_pair(img, lab2, "x"); });
     CHECK(msg.find(img) != std::string::npos);
     CHECK(msg.find(lab2) != std::string::npos);
     CHECK(msg.find("mismatch") != std::string::npos);

@@ -5,24 +5,15 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/testing.hpp"
 #include "models/model.hpp"
 #include "models/sequential.hpp"
 
 using namespace troupe::models;
 
-namespace {
+using troupe::testing::input_error_of;
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const troupe::input_error& e) {
-    return e.what();
-  }
-  return "(no input_error)";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("param_layout packs views densely in insertion order") {
   param_layout l;
@@ -34,7 +25,7 @@ TEST_CASE("param_layout packs views densely in insertion order") {
   CHECK(l.size() == 25);
   CHECK(l.find("a.bias").offset == 12);
   CHECK(l.find("a.bias").shape == std::vector<std::size_t>{3});
-  CHECK(error_of([&] { l.find("nope"); }).find("nope") != std::string::npos);
+  CHECK(input_error_of([&] { l.find("nope"); }).find("nope") != std::string::npos);
   CHECK_THROWS_AS(l.add("b", {1}), troupe::input_error);
 }
 
@@ -63,14 +54,16 @@ TEST_CASE("built-in kinds are registered and have the documented architectures")
 }
 
 TEST_CASE("unknown kinds and misfitting specs are input errors that say what is wrong") {
-  CHECK(error_of([] {
+  CHECK(input_error_of([] {
           make_model({"transformer", {4}, 10, {}});
         }).find("transformer") != std::string::npos);
-  CHECK(error_of([] { make_model({"cnn", {784}, 10, {}}); }).find("{C,H,W}") != std::string::npos);
+  CHECK(input_error_of([] {
+          make_model({"cnn", {784}, 10, {}});
+        }).find("{C,H,W}") != std::string::npos);
   CHECK_THROWS_AS(make_model({"cnn", {1, 3, 3}, 10, {}}), troupe::input_error);  // 2 pools on 3x3
   model_spec even{"cnn", {1, 8, 8}, 10, {}};
   even.kernel = 4;
-  CHECK(error_of([&] { make_model(even); }).find("kernel") != std::string::npos);
+  CHECK(input_error_of([&] { make_model(even); }).find("kernel") != std::string::npos);
   CHECK_THROWS_AS(make_model({"mlp", {}, 10, {}}), troupe::input_error);
   CHECK_THROWS_AS(make_model({"mlp", {4}, 1, {}}), troupe::input_error);
   CHECK_THROWS_AS(make_model({"mlp", {4}, 10, {8, 0}}), troupe::input_error);

@@ -13,9 +13,11 @@
 #include "core/checkpoint.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
+#include "core/testing.hpp"
 #include "tests/run_support.hpp"
 
 namespace fs = std::filesystem;
+using troupe::testing::flip_byte;
 using troupe::testing::relative_l2;
 
 namespace {
@@ -65,16 +67,6 @@ troupe::job_report run(const std::string& yaml, const std::string& resume = "") 
   auto report = rt.run();
   REQUIRE(report.jobs.size() == 1);
   return report.jobs[0];
-}
-
-void flip_byte(const fs::path& p, std::uintmax_t offset) {
-  std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
-  f.seekg(static_cast<std::streamoff>(offset));
-  char c = 0;
-  f.read(&c, 1);
-  c = static_cast<char>(c ^ 0x5a);
-  f.seekp(static_cast<std::streamoff>(offset));
-  f.write(&c, 1);
 }
 
 }  // namespace
