@@ -13,8 +13,6 @@ using namespace troupe::models;
 
 using troupe::testing::input_error_of;
 
-namespace {}  // namespace
-
 TEST_CASE("param_layout packs views densely in insertion order") {
   param_layout l;
   l.add("a.weight", {3, 4});
