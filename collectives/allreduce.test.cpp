@@ -52,12 +52,9 @@ TEST_CASE("ring allreduce sums exactly for 1 to 8 ranks and awkward sizes (inpro
         for (auto& v : data) v /= static_cast<float>(size);
         bad[static_cast<std::size_t>(rank)] = wrong(data, size);
       });
-      for (int rank = 0; rank < size; ++rank) {
-        CAPTURE(size);
-        CAPTURE(count);
-        CHECK(errors[static_cast<std::size_t>(rank)] == "");
-        CHECK(bad[static_cast<std::size_t>(rank)] == 0);
-      }
+      CAPTURE(size);
+      CAPTURE(count);
+      CHECK(testing::first_failure(errors, bad) == "");
     }
   }
 }
@@ -108,10 +105,7 @@ TEST_CASE("hierarchical allreduce equals the flat sum for uneven groups") {
     hierarchical_allreduce(o);
     bad[static_cast<std::size_t>(rank)] = wrong(data, size);
   });
-  for (int rank = 0; rank < size; ++rank) {
-    CHECK(errors[static_cast<std::size_t>(rank)] == "");
-    CHECK(bad[static_cast<std::size_t>(rank)] == 0);
-  }
+  CHECK(testing::first_failure(errors, bad) == "");
 }
 
 TEST_CASE("parameter server: workers push gradients, servers apply SGD, workers pull") {

@@ -91,8 +91,5 @@ TEST_CASE_FIXTURE(caf_fixture, "ranks rendezvous through the store server and al
     for (std::size_t i = 0; i < data.size(); ++i) wrong += data[i] != testing::pattern_sum(size, i);
     bad[static_cast<std::size_t>(rank)] = wrong;
   });
-  for (int rank = 0; rank < size; ++rank) {
-    CHECK(errors[static_cast<std::size_t>(rank)] == "");
-    CHECK(bad[static_cast<std::size_t>(rank)] == 0);
-  }
+  CHECK(testing::first_failure(errors, bad) == "");
 }

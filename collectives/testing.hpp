@@ -59,4 +59,16 @@ inline float pattern_sum(int size, std::size_t i) {
   return sum;
 }
 
+// "" when every rank finished without an error and with no wrong element (`wrong[rank]`);
+// otherwise the first rank that did not, and why.
+template <class Counts>
+std::string first_failure(const std::vector<std::string>& errors, const Counts& wrong) {
+  for (std::size_t r = 0; r < errors.size(); ++r) {
+    if (!errors[r].empty()) return "rank " + std::to_string(r) + ": " + errors[r];
+    if (r < wrong.size() && wrong[r] != 0)
+      return "rank " + std::to_string(r) + ": " + std::to_string(wrong[r]) + " wrong elements";
+  }
+  return "";
+}
+
 }  // namespace troupe::collectives::testing
