@@ -1,5 +1,5 @@
 #pragma once
-// The rendezvous axis (STYLE habit 5): a tiny key-value store through which ranks publish their
+// The rendezvous axis: a tiny key-value store through which ranks publish their
 // addresses (and NCCL unique ids) and wait for each other's. Values are opaque bytes.
 #include <chrono>
 #include <optional>
@@ -21,6 +21,16 @@ class store {
 
   // wait({key}) then get(key).
   std::string wait_get(const std::string& key, steady::time_point deadline);
+};
+
+// What every transport's connect needs from the rendezvous: where to meet, who this rank is
+// among how many, under which key prefix (e.g. "job7/epoch3"), and until when to wait.
+struct rendezvous_options {
+  store* rendezvous = nullptr;
+  int rank = 0;
+  int size = 1;
+  std::string prefix;
+  steady::time_point deadline = steady::time_point::max();
 };
 
 // Names the keys still missing in a timeout message: "rank/3/addr, rank/5/addr".

@@ -19,13 +19,9 @@
 
 namespace troupe::collectives {
 
-struct nccl_group_options {
-  store* rendezvous = nullptr;
-  int rank = 0;
-  int size = 1;
-  int device = 0;               // CUDA device ordinal of this rank
-  std::string prefix = "nccl";  // store key namespace: the id is at PREFIX/nccl-id
-  steady::time_point deadline = steady::time_point::max();
+struct nccl_group_options : rendezvous_options {
+  nccl_group_options() { prefix = "nccl"; }  // the id is at PREFIX/nccl-id
+  int device = 0;                            // CUDA device ordinal of this rank
 };
 
 struct nccl_allreduce_options {

@@ -18,13 +18,9 @@
 
 namespace troupe::collectives {
 
-struct shm_connect_options {
-  store* rendezvous = nullptr;
-  int rank = 0;
-  int size = 1;
-  std::string prefix = "shm";                               // store key namespace
-  std::vector<int> peers;                                   // empty = the two ring neighbours
-  steady::time_point deadline = steady::time_point::max();  // for the rendezvous
+struct shm_connect_options : rendezvous_options {
+  shm_connect_options() { prefix = "shm"; }
+  std::vector<int> peers;                            // empty = the two ring neighbours
   std::size_t slots = 65536;                         // descriptors per direction (64 bytes each)
   std::size_t piece_bytes = std::size_t{256} << 10;  // bounce buffer of the reduction
 };

@@ -13,15 +13,11 @@
 
 namespace troupe::collectives {
 
-struct zmq_connect_options {
-  store* rendezvous = nullptr;
-  int rank = 0;
-  int size = 1;
+struct zmq_connect_options : rendezvous_options {
+  zmq_connect_options() { prefix = "zmq"; }
   std::string scheme = "tcp";      // "tcp" or "ipc"
   std::string host = "127.0.0.1";  // tcp: the interface to bind and advertise
-  std::string prefix = "zmq";      // store key namespace, e.g. "job7/epoch3"
   std::vector<int> peers;          // ranks to link with; empty = the two ring neighbours
-  steady::time_point deadline = steady::time_point::max();  // for the rendezvous
   int io_threads = 1;
 };
 
