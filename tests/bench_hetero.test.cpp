@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/testing.hpp"
 #include "tests/binary_support.hpp"
 
 namespace fs = std::filesystem;
@@ -18,22 +19,19 @@ using namespace troupe::testing;
 
 namespace {
 
-fs::path scratch() {
-  return scratch_dir("troupe-bench-hetero");
-}
-
-outcome run_bench(const std::string& args) {
-  return run_troupe_in(scratch(), "bench hetero " + args, 300);
-}
+// The benchmark's JSON and logs go to a directory of this test's own, removed at the end.
+const troupe::testing::temp_dir scratch{"troupe-bench-hetero"};
 
 }  // namespace
 
 TEST_CASE("bench hetero: a small run writes its figures, and adaptive beats even") {
   REQUIRE_MESSAGE(fs::exists(troupe_binary()), "build the troupe target first");
-  const auto json = scratch() / "hetero.json";
-  const auto o = run_bench(
-      "--repeats 1 --batch 256 --steps 6 --slow-steps 14 --slow-at 3 --solo-steps 3 --json " +
-      json.string());
+  const auto json = scratch.path / "hetero.json";
+  const auto o = run_troupe_in(scratch.path,
+                               "bench hetero --repeats 1 --batch 256 --steps 6 --slow-steps 14 "
+                               "--slow-at 3 --solo-steps 3 --json " +
+                                   json.string(),
+                               300);
   REQUIRE_MESSAGE(o.code == 0, o.err);
   nlohmann::json j;
   std::ifstream(json) >> j;
@@ -53,12 +51,10 @@ TEST_CASE("bench hetero: a small run writes its figures, and adaptive beats even
   // After the fastest device slows down 3x, the adaptive split settles again.
   CHECK(m.at("slow/adaptive").contains("reconverge"));
   CHECK(m.at("slow/adaptive").at("rebalances").get<double>() >= 1);
-  std::error_code ec;
-  fs::remove_all(scratch(), ec);
 }
 
 TEST_CASE("bench hetero: a bad --pace exits 2 naming the flag") {
-  const auto o = run_bench("--pace warp");
+  const auto o = run_troupe_in(scratch.path, "bench hetero --pace warp", 300);
   CHECK(o.code == 2);
   CHECK(o.err.find("--pace") != std::string::npos);
 }
