@@ -16,9 +16,7 @@
 
 using namespace troupe::collectives;
 using namespace std::chrono_literals;
-using testing::pattern;
-using testing::pattern_sum;
-using testing::run_ranks;
+using namespace troupe::collectives::testing;
 
 namespace {
 
@@ -38,8 +36,7 @@ TEST_CASE("ring allreduce sums exactly for 1 to 8 ranks and awkward sizes (inpro
       std::vector<std::size_t> bad(static_cast<std::size_t>(size), 99);
       auto errors = run_ranks(size, [&](int rank) {
         communicator comm = hub.connect(rank);
-        std::vector<float> data(count);
-        for (std::size_t i = 0; i < count; ++i) data[i] = pattern(rank, i);
+        std::vector<float> data = pattern_data(rank, count);
         allreduce_options o;
         o.comm = &comm;
         o.job = 1;

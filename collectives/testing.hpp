@@ -53,6 +53,12 @@ inline float pattern(int rank, std::size_t i) {
   return static_cast<float>(static_cast<int>((i * 7 + static_cast<std::size_t>(rank) * 13) % 31) -
                             15);
 }
+// Rank `rank`'s input of `count` elements: pattern(rank, i) at i.
+inline std::vector<float> pattern_data(int rank, std::size_t count) {
+  std::vector<float> data(count);
+  for (std::size_t i = 0; i < count; ++i) data[i] = pattern(rank, i);
+  return data;
+}
 inline float pattern_sum(int size, std::size_t i) {
   float sum = 0;
   for (int r = 0; r < size; ++r) sum += pattern(r, i);

@@ -11,9 +11,7 @@
 
 using namespace troupe::collectives;
 using namespace std::chrono_literals;
-using testing::pattern;
-using testing::pattern_sum;
-using testing::run_ranks;
+using namespace troupe::collectives::testing;
 
 TEST_CASE("shared allreduce sums exactly for 1 to 8 ranks and awkward sizes") {
   for (int size = 1; size <= 8; ++size) {
@@ -21,8 +19,7 @@ TEST_CASE("shared allreduce sums exactly for 1 to 8 ranks and awkward sizes") {
       shared_allreduce_group group{size};
       std::vector<std::size_t> bad(static_cast<std::size_t>(size), 99);
       auto errors = run_ranks(size, [&](int rank) {
-        std::vector<float> data(count);
-        for (std::size_t i = 0; i < count; ++i) data[i] = pattern(rank, i);
+        std::vector<float> data = pattern_data(rank, count);
         shared_allreduce_options o;
         o.rank = rank;
         o.data = data.data();
@@ -146,8 +143,7 @@ TEST_CASE("ring allreduce with max over in-process links") {
     std::vector<std::size_t> bad(static_cast<std::size_t>(size), 99);
     auto errors = run_ranks(size, [&](int rank) {
       communicator comm = hub.connect(rank);
-      std::vector<float> data(count);
-      for (std::size_t i = 0; i < count; ++i) data[i] = pattern(rank, i);
+      std::vector<float> data = pattern_data(rank, count);
       allreduce_options o;
       o.comm = &comm;
       o.data = data;

@@ -10,9 +10,7 @@
 
 using namespace troupe::collectives;
 using namespace std::chrono_literals;
-using testing::pattern;
-using testing::pattern_sum;
-using testing::run_ranks;
+using namespace troupe::collectives::testing;
 
 namespace {
 
@@ -39,8 +37,7 @@ TEST_CASE("ring allreduce over shared memory sums exactly for 1 to 8 ranks") {
       std::size_t wrong = 0;
       for (std::size_t count : {0ul, 1ul, 13ul, 10007ul, 100003ul}) {
         for (std::size_t chunk : {std::size_t{64}, std::size_t{16384}, std::size_t{1} << 20}) {
-          std::vector<float> data(count);
-          for (std::size_t i = 0; i < count; ++i) data[i] = pattern(rank, i);
+          std::vector<float> data = pattern_data(rank, count);
           allreduce_options o;
           o.comm = &comm;
           o.job = 1;

@@ -11,9 +11,7 @@
 
 using namespace troupe::collectives;
 using namespace std::chrono_literals;
-using testing::pattern;
-using testing::pattern_sum;
-using testing::run_ranks;
+using namespace troupe::collectives::testing;
 
 namespace {
 
@@ -39,8 +37,7 @@ TEST_CASE("ring allreduce over ZeroMQ tcp and ipc sums exactly for 1 to 8 ranks"
       auto errors = run_ranks(size, [&](int rank) {
         communicator comm = connect(store, scheme, rank, size, "t");
         for (std::size_t count : {0ul, 1ul, 13ul, 10007ul, 300000ul}) {
-          std::vector<float> data(count);
-          for (std::size_t i = 0; i < count; ++i) data[i] = pattern(rank, i);
+          std::vector<float> data = pattern_data(rank, count);
           allreduce_options o;
           o.comm = &comm;
           o.job = 3;
