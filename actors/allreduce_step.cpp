@@ -44,12 +44,12 @@ class shared_reducer final : public step_reducer {
 // below 2^24), so one collective carries the sums and the sample count together.
 class ring_reducer final : public step_reducer {
  public:
-  ring_reducer(std::vector<coll::communicator> comms, std::uint64_t job, std::uint64_t epoch)
+  ring_reducer(std::vector<coll::communicator> comms, std::uint64_t job, std::uint64_t generation)
       : comms_(std::move(comms)),
         work_(comms_.size()),
         next_(comms_.size(), 0),
         job_(job),
-        epoch_(epoch) {}
+        epoch_(generation) {}
   int size() const override { return static_cast<int>(comms_.size()); }
   reduce_outcome reduce(const reduce_call& c) override {
     const auto r = static_cast<std::size_t>(c.rank);
@@ -64,7 +64,7 @@ class ring_reducer final : public step_reducer {
     coll::allreduce_options o;
     o.comm = &comms_[r];
     o.job = job_;
-    o.epoch = epoch_;
+    o.generation = epoch_;
     o.data = span<float>{buf.data(), c.op == coll::reduce_op::sum ? buf.size() : c.count};
     o.op = c.op;
     o.deadline = c.deadline;
@@ -92,8 +92,8 @@ std::shared_ptr<step_reducer> make_shared_reducer(int members) {
 }
 
 std::shared_ptr<step_reducer> make_ring_reducer(std::vector<coll::communicator> comms,
-                                                std::uint64_t job, std::uint64_t epoch) {
-  return std::make_shared<ring_reducer>(std::move(comms), job, epoch);
+                                                std::uint64_t job, std::uint64_t generation) {
+  return std::make_shared<ring_reducer>(std::move(comms), job, generation);
 }
 
 void allreduce_and_apply(replica_optimizer& opt, const allreduce_session& session,
@@ -164,12 +164,13 @@ std::shared_ptr<param_store> job_allreduce::replica(std::size_t rank,
   return replicas_[rank];
 }
 
-void job_allreduce::open_epoch(std::uint32_t job, std::uint32_t epoch, int members) {
+void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation, int members) {
   if (session_)
-    abort("epoch " + std::to_string(epoch) + " replaces epoch " + std::to_string(session_->epoch));
+    abort("generation " + std::to_string(generation) + " replaces generation " +
+          std::to_string(session_->generation));
   auto s = std::make_shared<allreduce_session>();
   s->job = job;
-  s->epoch = epoch;
+  s->generation = generation;
   s->members = members;
   s->optimizer = optimizer_spec_of(cfg_.optimizer);
   s->distributed = cfg_.optimizer.form == "distributed";

@@ -2,8 +2,8 @@
 // `sync: allreduce` (the synchronous step with a replicated optimizer): the barrier-triggered
 // allreduce.
 //
-//   job: every member reported step_done -> reduce_cmd(step, epoch, ranks that computed,
-//        total_samples) + local_ref<allreduce_session> to EVERY member of the epoch
+//   job: every member reported step_done -> reduce_cmd(step, generation, ranks that computed,
+//        total_samples) + local_ref<allreduce_session> to EVERY member of the generation
 //   worker: allreduce its gradient SUM and sample count with the other members, divide by the
 //        total, apply its own optimizer replica to its own parameter replica -> applied
 //   job: every member applied -> version step + 1 on every replica, next step
@@ -26,13 +26,13 @@
 // Transports: the reducer is the seam. In one process the session's reducer is the shared
 // in-process allreduce (collectives/inproc/shared_allreduce.hpp: one shared result, no copies);
 // ring_reducer runs collectives::allreduce over one communicator per rank, so workers in several
-// processes drop in ZeroMQ or shm communicators built from the rendezvous store for the epoch's
-// member list. Gradients and parameters never ride inside CAF messages; the session does not
-// either between processes (it is local-only, like every local_ref).
+// processes drop in ZeroMQ or shm communicators built from the rendezvous store for the
+// generation's member list. Gradients and parameters never ride inside CAF messages; the session
+// does not either between processes (it is local-only, like every local_ref).
 //
 // Deadlines and aborts: every reduction carries the session's deadline (the job's step deadline)
 // and its abort_signal. The job aborts the session when the step can no longer complete (the job
-// fails or is cancelled; a new generation opened with open_epoch aborts the old session too):
+// fails or is cancelled; a new generation opened with open_generation aborts the old session too):
 // workers blocked in it get collective_error(aborted) within a few milliseconds and drop the
 // step. After an abort the replicas may differ (some may have applied), which is why this mode
 // fails the job on a lost member instead of going on (actors/job_sync.hpp): going on would need
@@ -86,12 +86,12 @@ std::shared_ptr<step_reducer> make_shared_reducer(int members);
 // Any transport: ring allreduce over communicators[rank] (in-process links in tests; ZeroMQ or
 // shm communicators for workers in several processes).
 std::shared_ptr<step_reducer> make_ring_reducer(std::vector<collectives::communicator> comms,
-                                                std::uint64_t job, std::uint64_t epoch);
+                                                std::uint64_t job, std::uint64_t generation);
 
-// What every member of one membership epoch shares. Local-only (msg::local_ref).
+// What every member of one membership generation shares. Local-only (msg::local_ref).
 struct allreduce_session {
   std::uint32_t job = 0;
-  std::uint32_t epoch = 0;
+  std::uint32_t generation = 0;
   int members = 0;
   models::optimizer_spec optimizer;
   bool distributed = false;  // optimizer.form: distributed (max-adabelief)
@@ -123,7 +123,7 @@ struct replica_step {
 void allreduce_and_apply(replica_optimizer& opt, const allreduce_session& session,
                          const replica_step& step);
 
-// The job's side: parameter replicas, the epoch's session, the end-of-run check.
+// The job's side: parameter replicas, the generation's session, the end-of-run check.
 class job_allreduce {
  public:
   job_allreduce(const config::job_config& cfg, double deadline_seconds);
@@ -131,10 +131,10 @@ class job_allreduce {
   // The parameter store of worker `rank`: rank 0 gets `initial` itself, others a copy of it.
   std::shared_ptr<param_store> replica(std::size_t rank,
                                        const std::shared_ptr<param_store>& initial);
-  // A new session for (job, epoch) over `members` workers; aborts the previous one.
-  void open_epoch(std::uint32_t job, std::uint32_t epoch, int members);
+  // A new session for (job, generation) over `members` workers; aborts the previous one.
+  void open_generation(std::uint32_t job, std::uint32_t generation, int members);
   const std::shared_ptr<const allreduce_session>& session() const { return session_; }
-  // Stops reductions in flight (the job ends or bumps its epoch).
+  // Stops reductions in flight (the job ends or bumps its generation).
   void abort(const std::string& reason);
   // Every replica is at `version` (the job's step protocol, as store->version in ps mode).
   void publish(std::int64_t version);

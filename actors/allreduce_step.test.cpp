@@ -170,18 +170,18 @@ TEST_CASE("the job aborts an allreduce in flight: the waiting workers return qui
   job_allreduce job{cfg, 60.0};  // a long deadline: only the abort can end the wait
   auto initial = std::make_shared<param_store>(count);
   for (int r = 0; r < members; ++r) job.replica(static_cast<std::size_t>(r), initial);
-  job.open_epoch(1, 1, members);
+  job.open_generation(1, 1, members);
   const auto session = job.session();
   std::vector<float> grad(count, 1.0f);
   const auto t0 = std::chrono::steady_clock::now();
   auto errors = collectives::testing::run_ranks(members, [&](int rank) {
     if (rank == 2) {
-      // The straggler never reduces; the job gives up on the epoch once the others wait in it
+      // The straggler never reduces; the job gives up on the generation once the others wait in it
       // (polled, with a deadline).
       const auto limit = std::chrono::steady_clock::now() + 10s;
       while (session->reducer->waiting() < 2 && std::chrono::steady_clock::now() < limit)
         std::this_thread::yield();
-      job.open_epoch(1, 2, members - 1);  // epoch bump: aborts the old session
+      job.open_generation(1, 2, members - 1);  // generation bump: aborts the old session
       return;
     }
     replica_optimizer opt;
@@ -202,8 +202,8 @@ TEST_CASE("the job aborts an allreduce in flight: the waiting workers return qui
   // The workers returned before their 30 s deadline with the abort as the cause, not a timeout:
   // how fast that is depends on the machine (`troupe bench allreduce` and ctest -L perf).
   for (int r = 0; r < 2; ++r)
-    CHECK(errors[static_cast<std::size_t>(r)].find("aborted (epoch 2 replaces epoch 1)") !=
-          std::string::npos);
-  CHECK(job.session()->epoch == 2);
+    CHECK(errors[static_cast<std::size_t>(r)].find(
+              "aborted (generation 2 replaces generation 1)") != std::string::npos);
+  CHECK(job.session()->generation == 2);
   CHECK_FALSE(job.session()->abort->aborted());
 }

@@ -14,7 +14,7 @@ caf::behavior checkpoint_writer(stateful<checkpoint_writer_state>* self, std::st
   auto store = std::make_shared<checkpoint_store>(std::move(dir), keep);
   return {
       [=](const msg::ckpt_write& w, const msg::local_ref<job_snapshot>& snap) {
-        msg::ckpt_written out{w.job, w.epoch, w.step, {}, 0, 0.0, 0.0, {}};
+        msg::ckpt_written out{w.job, w.generation, w.step, {}, 0, 0.0, 0.0, {}};
         try {
           const auto t0 = steady::now();
           const checkpoint c = to_checkpoint(*snap);

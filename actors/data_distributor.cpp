@@ -35,8 +35,8 @@ shard_step sharded_step(distributor_state& st, std::int64_t step) {
 }  // namespace
 
 caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id job,
-                               msg::epoch_id epoch, config::job_config cfg) {
-  self->state.gate = epoch_gate{job, epoch};
+                               msg::generation_id generation, config::job_config cfg) {
+  self->state.gate = generation_gate{job, generation};
   self->state.cfg = std::move(cfg);
   return {
       // Edges 1 and 4.
@@ -65,7 +65,7 @@ caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id jo
         if (!st.gate.follow(req) || !st.sampler || st.weights.empty()) return;
         msg::step_plan plan;
         plan.job = req.job;
-        plan.epoch = req.epoch;
+        plan.generation = req.generation;
         plan.step = req.step;
         plan.data_epoch = st.sampler->pass_of(req.step);
         std::shared_ptr<const msg::index_list> indices;

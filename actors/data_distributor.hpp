@@ -18,12 +18,12 @@
 // With `data.mode: sharded`, edge 3 takes each rank's slice from its own shard (shard_plan.hpp).
 // With `data.priority`, edge 3 draws the step's indices by priority (with replacement, weights
 // in the index list) instead of taking the pass's permutation slice.
-// Messages of another epoch are dropped (counted) as everywhere.
+// Messages of another generation are dropped (counted) as everywhere.
 #include <memory>
 #include <optional>
 
 #include "actors/caf_compat.hpp"
-#include "actors/epoch_gate.hpp"
+#include "actors/generation_gate.hpp"
 #include "actors/job_data.hpp"
 #include "actors/job_priority.hpp"
 #include "actors/shard_plan.hpp"
@@ -32,7 +32,7 @@ namespace troupe::actors {
 
 struct distributor_state {
   static inline const char* name = "data_distributor";
-  epoch_gate gate;
+  generation_gate gate;
   config::job_config cfg;
   data_bundle data;
   std::optional<step_sampler> sampler;
@@ -42,6 +42,6 @@ struct distributor_state {
 };
 
 caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id job,
-                               msg::epoch_id epoch, config::job_config cfg);
+                               msg::generation_id generation, config::job_config cfg);
 
 }  // namespace troupe::actors

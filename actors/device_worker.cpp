@@ -137,7 +137,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   st.computed_step = cmd.step;
   st.computed_samples = static_cast<std::int64_t>(stats.samples);
   msg::step_done done{cmd.job,
-                      cmd.epoch,
+                      cmd.generation,
                       cmd.step,
                       st.rank,
                       static_cast<std::int64_t>(stats.samples),
@@ -159,7 +159,8 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
     auto l = std::make_shared<msg::sample_loss_list>();
     l->indices = st.slice_indices;
     l->losses = st.sample_loss;
-    self->send(st.setup->distributor, msg::sample_losses{cmd.job, cmd.epoch, cmd.step, st.rank},
+    self->send(st.setup->distributor,
+               msg::sample_losses{cmd.job, cmd.generation, cmd.step, st.rank},
                msg::local_ref<msg::sample_loss_list>{std::move(l)});
   }
 }
@@ -184,7 +185,7 @@ bool reduce_guarded(stateful<worker_state>* self, F&& f) {
   try {
     f();
   } catch (const collectives::collective_error& e) {
-    // Aborted: the job ends or moved to a new epoch and no longer waits for this step.
+    // Aborted: the job ends or moved to a new generation and no longer waits for this step.
     if (e.kind() != collectives::failure_kind::aborted) self->quit(runtime_failure(e.what()));
     return false;
   } catch (const std::exception& e) {
@@ -199,7 +200,7 @@ bool reduce_guarded(stateful<worker_state>* self, F&& f) {
 caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::spawn_worker spec,
                             msg::local_ref<worker_setup> setup) {
   auto& st = self->state;
-  st.gate = epoch_gate{spec.job, spec.epoch};
+  st.gate = generation_gate{spec.job, spec.generation};
   st.rank = spec.rank;
   st.setup = setup;
   // Edge 1 / 3.
@@ -212,13 +213,13 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
     self->quit(input_failure(setup->device.name + ": " + e.what()));
     return {};
   }
-  self->send(job, msg::worker_ready{spec.job, spec.epoch, spec.rank, st.device->capability()});
+  self->send(job, msg::worker_ready{spec.job, spec.generation, spec.rank, st.device->capability()});
   return {
       // Edge 2: one step's slice.
       [=](const msg::compute_cmd& cmd, const msg::local_ref<msg::index_list>& indices) {
         auto& st = self->state;
-        // A newer epoch: the membership changed and the job re-plans; a parked slice is void.
-        if (cmd.epoch > st.gate.epoch()) st.parked.reset();
+        // A newer generation: the membership changed and the job re-plans; a parked slice is void.
+        if (cmd.generation > st.gate.generation()) st.parked.reset();
         if (!st.gate.follow(cmd)) return;
         stopwatch sw;
         gather(st, *st.setup->data.train, indices->data() + cmd.offset,
@@ -240,7 +241,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       [=](const msg::go_step& go) {
         auto& st = self->state;
         if (!st.gate.follow(go) || !st.parked || st.parked->step != go.step ||
-            st.parked->epoch != go.epoch)
+            st.parked->generation != go.generation)
           return;
         const auto cmd = *st.parked;
         st.parked.reset();
@@ -261,7 +262,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         rs.params = st.setup->params->values.data();
         rs.count = st.setup->params->values.size();
         if (!reduce_guarded(self, [&] { allreduce_and_apply(*st.replica, *session, rs); })) return;
-        self->send(job, msg::applied{cmd.job, cmd.epoch, cmd.step, st.rank, cmd.step + 1});
+        self->send(job, msg::applied{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1});
       },
       // sync: local: a local step on this replica; every tau steps the parameter average.
       [=](const msg::local_cmd& cmd, const msg::local_ref<allreduce_session>& session) {
@@ -279,11 +280,11 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         rs.count = st.setup->params->values.size();
         if (!reduce_guarded(self, [&] { local_step_apply(*st.local, *session, rs, cmd.average); }))
           return;
-        self->send(job, msg::applied{cmd.job, cmd.epoch, cmd.step, st.rank, cmd.step + 1});
+        self->send(job, msg::applied{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1});
       },
       [=](const msg::share_update& u) {
         auto& st = self->state;
-        // follow, not admit: the job stamps its own epoch, which this worker may not have seen
+        // follow, not admit: the job stamps its own generation, which this worker may not have seen
         // yet (a membership change whose first slice has not arrived).
         if (st.gate.follow(u)) st.device->set_share(st.setup->job_name, u.share);
       },
@@ -299,7 +300,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
           auto b = view(test, static_cast<std::size_t>(at), static_cast<std::size_t>(n));
           total += st.device->run_eval(*st.model, params, b);
         }
-        self->send(job, msg::eval_done{cmd.job, cmd.epoch, st.rank,
+        self->send(job, msg::eval_done{cmd.job, cmd.generation, st.rank,
                                        static_cast<std::int64_t>(total.samples), total.loss_sum,
                                        static_cast<std::int64_t>(total.correct)});
       },
@@ -323,8 +324,8 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
           best = std::min(best, s);
           spent += s;
         }
-        self->send(job,
-                   msg::probe_done{cmd.job, cmd.epoch, st.rank, best / static_cast<double>(n)});
+        self->send(
+            job, msg::probe_done{cmd.job, cmd.generation, st.rank, best / static_cast<double>(n)});
       },
   };
 }

@@ -14,8 +14,8 @@
 //       \--3--> (gone, reason = input)
 //
 //   1. start: build the device (devices::make_device) and the model clone; send worker_ready.
-//   2. compute_cmd / eval_cmd / probe_cmd of the current epoch: run it, answer step_done /
-//      eval_done / probe_done. A command of another epoch is dropped and counted (stale).
+//   2. compute_cmd / eval_cmd / probe_cmd of the current generation: run it, answer step_done /
+//      eval_done / probe_done. A command of another generation is dropped and counted (stale).
 //      A compute_cmd for the NEXT parameter version (sent early, while the shards still apply
 //      the previous step) is gathered at once and parked; go_step(step) computes it. So the
 //      gather is off the step's critical path.
@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "actors/caf_compat.hpp"
-#include "actors/epoch_gate.hpp"
+#include "actors/generation_gate.hpp"
 #include "actors/payloads.hpp"
 
 namespace troupe::actors {
@@ -38,7 +38,7 @@ struct local_replica;      // actors/local_step.hpp
 
 struct worker_state {
   static inline const char* name = "device_worker";
-  epoch_gate gate;
+  generation_gate gate;
   std::int32_t rank = 0;
   msg::local_ref<worker_setup> setup;
   std::unique_ptr<devices::device> device;

@@ -33,7 +33,7 @@ void on_failure(self_ptr self, const supervised_worker& w, const std::string& ki
                 const std::string& reason) {
   auto& st = self->state;
   const group_state::key k{w.spec.job, w.spec.rank};
-  msg::worker_down down{w.spec.job, w.spec.epoch, w.spec.rank, kind, reason, "fail-job", ""};
+  msg::worker_down down{w.spec.job, w.spec.generation, w.spec.rank, kind, reason, "fail-job", ""};
   st.failed[k] = w;
   const auto cls = policies::parse_failure_class(kind);
   if (!cls) {  // input: the worker cannot be built here; nothing to restart
@@ -55,7 +55,7 @@ void on_failure(self_ptr self, const supervised_worker& w, const std::string& ki
   self->send(w.job, down);
   if (d.action == policies::supervisor_action::restart) {
     self->delayed_send(self, to_timespan(d.backoff_seconds),
-                       msg::restart_worker{w.spec.job, w.spec.epoch, w.spec.rank});
+                       msg::restart_worker{w.spec.job, w.spec.generation, w.spec.rank});
   }
 }
 

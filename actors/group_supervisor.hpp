@@ -13,9 +13,9 @@
 //                   |          \--2--> (none)
 //                   \--5--> FAILED
 //
-//   1. spawn_worker(job, epoch, rank, device) + worker_setup from a job: spawn the worker
+//   1. spawn_worker(job, generation, rank, device) + worker_setup from a job: spawn the worker
 //      detached, monitor it, reply with its handle.
-//   2. release(job, epoch) from the job: forget the job's workers and failed workers first (so
+//   2. release(job, generation) from the job: forget the job's workers and failed workers first (so
 //      their exit is not a failure), release hung ones (cancel_token), then stop them.
 //   3. down_msg of a supervised worker: classify (input, or policies::classify_message of the
 //      reason), decide (policies::decide), answer worker_down(kind, action) to its job; on

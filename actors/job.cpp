@@ -57,7 +57,7 @@ caf::message_handler common(job_self self) {
       [=](const msg::share_update& u) {
         self->state.share->store(u.share);
         auto fwd = u;
-        fwd.epoch = self->state.gate.epoch();
+        fwd.generation = self->state.gate.generation();
         for (const auto& w : self->state.workers)
           if (w.actor) self->send(w.actor, fwd);
       },
@@ -166,7 +166,7 @@ void fail(job_self self, const caf::error& e, const std::string& where) {
 
 caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
   auto& st = self->state;
-  st.gate = epoch_gate{launch.id, 1};
+  st.gate = generation_gate{launch.id, 1};
   st.launch = std::move(launch);
   st.share->store(st.launch.cfg.share);
   st.clock.job_t0 = steady::now();
@@ -176,7 +176,7 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
     finish(self, "failed", "a job actor stopped: " + failure_text(self->system(), d.reason));
   });
   st.distributor =
-      spawn_detached(self, data_distributor, st.gate.job(), st.gate.epoch(), st.launch.cfg);
+      spawn_detached(self, data_distributor, st.gate.job(), st.gate.generation(), st.launch.cfg);
   self->monitor(st.distributor);
   self->request(st.distributor, to_timespan(st.launch.step_deadline_seconds), msg::data_atom_v)
       .then([=](msg::local_ref<data_bundle>& b) { on_data(self, *b); },

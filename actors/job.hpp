@@ -8,7 +8,7 @@
 // The plan of step s+1 is requested while step s computes, and its slices are sent as soon as it
 // arrives: workers gather their rows while step s is reduced and park them; go_step(s+1) starts
 // the compute once version s+1 is in place. Everything the job sends or accepts carries
-// (job, generation); messages of another generation are dropped (actors/epoch_gate.hpp).
+// (job, generation); messages of another generation are dropped (actors/generation_gate.hpp).
 //
 // Phases. Each is one CAF behavior (actors/job.cpp): a message that is not valid in a phase is
 // not matched there and is dropped; messages every phase answers (the watchdog, share updates,

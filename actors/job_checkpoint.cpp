@@ -118,7 +118,7 @@ void checkpoint_boundary(job_self self) {
   snap->pass_correct = st.pass_stats.correct;
   snap->samples_total = static_cast<std::uint64_t>(st.samples_total);
   snap->step_seconds_total = st.clock.step_seconds_total;
-  const msg::ckpt_capture cap{st.gate.job(), st.gate.epoch(), st.step};
+  const msg::ckpt_capture cap{st.gate.job(), st.gate.generation(), st.step};
   st.ckpt.cycle.begin(std::move(snap), st.sync->capture(self, cap), now);
 }
 
@@ -144,7 +144,7 @@ void checkpoint_part(job_self self, const msg::ckpt_part& m,
       return;
     case checkpoint_cycle::part_result::complete:
       ++st.progress;
-      self->send(st.ckpt.writer, msg::ckpt_write{st.gate.job(), st.gate.epoch(), m.step},
+      self->send(st.ckpt.writer, msg::ckpt_write{st.gate.job(), st.gate.generation(), m.step},
                  msg::local_ref<job_snapshot>{st.ckpt.cycle.take_snapshot()});
       return;
   }

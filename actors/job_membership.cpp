@@ -22,13 +22,13 @@ caf::actor supervisor_of(job_self self, std::size_t rank) {
 // the old members) is void, and the plan the job waits for is asked again with the new split.
 void change_membership(job_self self) {
   auto& st = self->state;
-  st.gate.advance_to(st.gate.epoch() + 1);
-  st.sync->open_generation(self, st.gate.job(), st.gate.epoch(),
+  st.gate.advance_to(st.gate.generation() + 1);
+  st.sync->open_generation(self, st.gate.job(), st.gate.generation(),
                            static_cast<int>(st.workers.size()), false);
   st.next_plan.reset();
   const auto weights = st.mem.member_weights(st.weights);
-  log(self,
-      "membership epoch " + std::to_string(st.gate.epoch()) + ": members" + st.mem.member_list());
+  log(self, "membership generation " + std::to_string(st.gate.generation()) + ": members" +
+                st.mem.member_list());
   if (std::none_of(weights.begin(), weights.end(), [](double w) { return w > 0; })) return;
   auto upd = tagged<msg::split_update>(self);
   upd.weights = weights;
@@ -38,7 +38,7 @@ void change_membership(job_self self) {
 }
 
 // `spawned_in`: the generation of the failed worker's spawn, which a restart_worker names.
-void apply(job_self self, const member_commands& c, msg::epoch_id spawned_in = 0) {
+void apply(job_self self, const member_commands& c, msg::generation_id spawned_in = 0) {
   auto& st = self->state;
   for (auto rank : c.restart)
     self->send(supervisor_of(self, static_cast<std::size_t>(rank)),
@@ -112,7 +112,7 @@ std::optional<std::string> on_worker_down(job_self self, const msg::worker_down&
   e.decision = m.decision;
   const auto c = st.mem.on_down(e, now_s(self), st.weights);
   if (c.fail) return c.fail;
-  apply(self, c, m.epoch);
+  apply(self, c, m.generation);
   return std::nullopt;
 }
 

@@ -12,7 +12,7 @@ template <class Message>
 Message tagged(stateful<job_state>* self) {
   Message m;
   m.job = self->state.gate.job();
-  m.epoch = self->state.gate.epoch();
+  m.generation = self->state.gate.generation();
   return m;
 }
 

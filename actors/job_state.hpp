@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "actors/checkpoint_cycle.hpp"
-#include "actors/epoch_gate.hpp"
 #include "actors/fault_injection.hpp"
+#include "actors/generation_gate.hpp"
 #include "actors/job.hpp"
 #include "actors/job_stats.hpp"
 #include "actors/job_sync.hpp"
@@ -57,7 +57,7 @@ struct job_checkpoints {
 struct job_state {
   static inline const char* name = "job";
   job_launch launch;
-  epoch_gate gate;
+  generation_gate gate;
   job_phase phase = job_phase::loading;
   caf::actor distributor;
   std::unique_ptr<job_sync> sync;
@@ -97,8 +97,8 @@ struct job_state {
   job_checkpoints ckpt;
   // Members, the slices the step in flight still owes, hang deadlines, fault counters.
   membership mem;
-  msg::epoch_id step_generation = 1;    // the step in flight was handed out in it
-  msg::epoch_id reduce_generation = 1;  // its reduction was sent in it
+  msg::generation_id step_generation = 1;    // the step in flight was handed out in it
+  msg::generation_id reduce_generation = 1;  // its reduction was sent in it
   std::shared_ptr<fault_plan> faults;
 };
 

@@ -86,7 +86,7 @@ void begin_step(job_self self, msg::step_plan plan, const msg::local_ref<msg::in
     st.pass_stats = {};
   }
   st.indices = indices;
-  st.step_generation = st.gate.epoch();
+  st.step_generation = st.gate.generation();
   st.mem.begin_step(st.step, st.plan.counts);
   arm_deadline(self);
   for (std::size_t r = 0; r < st.workers.size(); ++r) {
@@ -196,7 +196,7 @@ void reduce(job_self self) {
     round.cmd.ranks.push_back(res.rank);
     set->push_back(res.grad);
   }
-  st.reduce_generation = st.gate.epoch();
+  st.reduce_generation = st.gate.generation();
   round.grads = msg::local_ref<msg::grad_set>{std::move(set)};
   std::vector<caf::actor> actors;
   for (const auto& w : st.workers) actors.push_back(w.actor);
@@ -248,12 +248,12 @@ void start_running(job_self self) {
   upd.weights = st.weights;
   self->send(st.distributor, upd);
   if (st.launch.cfg.data.split == "adaptive") {
-    st.rebalancer =
-        self->spawn(rebalancer_actor, caf::actor_cast<caf::actor>(self), st.gate.job(),
-                    st.gate.epoch(), st.workers.size(), st.launch.cfg.batch, rebalancer_options{});
+    st.rebalancer = self->spawn(rebalancer_actor, caf::actor_cast<caf::actor>(self), st.gate.job(),
+                                st.gate.generation(), st.workers.size(), st.launch.cfg.batch,
+                                rebalancer_options{});
     self->monitor(st.rebalancer);
   }
-  st.sync->open_generation(self, st.gate.job(), st.gate.epoch(),
+  st.sync->open_generation(self, st.gate.job(), st.gate.generation(),
                            static_cast<int>(st.workers.size()), true);
   st.clock.train_t0 = steady::now();
   // A resumed job starts at its checkpoint's step (which may already be the last).

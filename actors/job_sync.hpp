@@ -62,7 +62,7 @@ class job_sync {
   virtual std::shared_ptr<param_store> params_for(std::size_t rank,
                                                   const std::shared_ptr<param_store>& store) = 0;
   virtual void open_generation(caf::event_based_actor* self, msg::job_id job,
-                               msg::epoch_id generation, int workers, bool first) = 0;
+                               msg::generation_id generation, int workers, bool first) = 0;
   // Returns the number of `applied` answers the step waits for.
   virtual int reduce(caf::event_based_actor* self, const reduce_round& round) = 0;
   // True when |G_B|^2 arrives in parts with `applied` (ps); else the job computes it from the

@@ -24,7 +24,7 @@ class ps_sync final : public job_sync {
     for (std::size_t k = 0; k < slices.size(); ++k) {
       shard_spec ss;
       ss.job = job_;
-      ss.epoch = 1;
+      ss.generation = 1;
       ss.shard = static_cast<std::int32_t>(k);
       ss.offset = slices[k].first;
       ss.count = slices[k].second;
@@ -45,8 +45,8 @@ class ps_sync final : public job_sync {
     return store;
   }
 
-  void open_generation(caf::event_based_actor* self, msg::job_id, msg::epoch_id generation, int,
-                       bool first) override {
+  void open_generation(caf::event_based_actor* self, msg::job_id, msg::generation_id generation,
+                       int, bool first) override {
     // The shards start in generation 1 (their spec); later ones they follow.
     if (first) return;
     for (auto& s : shards_) self->send(s, msg::start_atom_v, generation);

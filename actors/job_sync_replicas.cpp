@@ -23,9 +23,9 @@ class allreduce_sync : public job_sync {
     return replicas_.replica(rank, store);
   }
 
-  void open_generation(caf::event_based_actor*, msg::job_id job, msg::epoch_id generation,
+  void open_generation(caf::event_based_actor*, msg::job_id job, msg::generation_id generation,
                        int workers, bool) override {
-    replicas_.open_epoch(job, generation, workers);
+    replicas_.open_generation(job, generation, workers);
   }
 
   int reduce(caf::event_based_actor* self, const reduce_round& round) override {
@@ -69,7 +69,7 @@ class local_sgd_sync final : public allreduce_sync {
     averaging_ = schedule_.averages(round.cmd.step, round.last);
     msg::local_cmd cmd;
     cmd.job = round.cmd.job;
-    cmd.epoch = round.cmd.epoch;
+    cmd.generation = round.cmd.generation;
     cmd.step = round.cmd.step;
     cmd.ranks = round.cmd.ranks;
     cmd.average = averaging_;

@@ -3,7 +3,7 @@
 // its own optimizer replica and the replicas are averaged every tau steps.
 //
 //   job: every member reported step_done -> local_cmd(step, ranks, average) +
-//        local_ref<allreduce_session> to EVERY member of the epoch
+//        local_ref<allreduce_session> to EVERY member of the generation
 //   worker: mean of its own gradient -> its optimizer replica -> its parameter replica; with
 //        `average`: allreduce(params * samples since the last average) / total samples -> its
 //        replica -> applied

@@ -13,9 +13,9 @@
 //               restart_worker, drain, release, job_finished, log_line
 //   checkpoint: ckpt_capture, ckpt_part, ckpt_write, ckpt_written
 //
-// Every message that belongs to a job carries (job, epoch). `epoch` is the MEMBERSHIP epoch
-// (bumped when the member list changes), not a pass over the data (`data_epoch`). A receiver
-// drops a message whose epoch is not its current one (actors/epoch_gate.hpp).
+// Every message that belongs to a job carries (job, generation). `generation` is the MEMBERSHIP
+// generation (bumped when the member list changes), not a pass over the data (`data_epoch`). A
+// receiver drops a message whose generation is not its current one (actors/generation_gate.hpp).
 //
 // Control messages hold only descriptors. Tensor bytes never ride inside a CAF message between
 // processes (CAF serialises a vector<float> element by element, about 20x slower than ZeroMQ);
@@ -35,14 +35,14 @@
 namespace troupe::msg {
 
 using job_id = std::uint32_t;
-using epoch_id = std::uint32_t;
+using generation_id = std::uint32_t;
 
 // -- gradient family ------------------------------------------------------------------------
 
 // job -> data_distributor: the plan of one step.
 struct plan_request {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
 };
 
@@ -50,7 +50,7 @@ struct plan_request {
 // per-rank counts; rank r takes indices [sum counts[<r], +counts[r]).
 struct step_plan {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
   std::int64_t data_epoch = 0;  // pass over the training set this step belongs to
   std::vector<std::int64_t> counts;
@@ -59,7 +59,7 @@ struct step_plan {
 // job -> device_worker: compute the gradient SUM of a slice with parameters of `version`.
 struct compute_cmd {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
   std::int64_t version = 0;  // parameter version the worker must read (= step)
   std::int32_t rank = 0;
@@ -74,14 +74,14 @@ struct compute_cmd {
 // that arrived early (its rows were gathered while the shards were still reducing step - 1).
 struct go_step {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
 };
 
 // device_worker -> job: the slice is done; its gradient sum travels as local_ref<grad_buffer>.
 struct step_done {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
   std::int32_t rank = 0;
   std::int64_t samples = 0;
@@ -100,7 +100,7 @@ struct step_done {
 // as local_ref<grad_set>, one per rank in the same order.
 struct reduce_cmd {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
   std::vector<std::int32_t> ranks;
   std::int64_t total_samples = 0;
@@ -111,7 +111,7 @@ struct reduce_cmd {
 // (weighted by samples since the last average). Rides with local_ref<allreduce_session>.
 struct local_cmd {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
   std::vector<std::int32_t> ranks;  // members that computed a slice this step
   bool average = false;
@@ -120,7 +120,7 @@ struct local_cmd {
 // shard -> job: the shard applied the step; its slice is now at `version` (= step + 1).
 struct applied {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
   std::int32_t shard = 0;
   std::int64_t version = 0;
@@ -133,7 +133,7 @@ struct applied {
 // job -> device_worker: evaluate test rows [offset, offset + count).
 struct eval_cmd {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t version = 0;
   std::int32_t rank = 0;
   std::int64_t offset = 0;
@@ -142,7 +142,7 @@ struct eval_cmd {
 
 struct eval_done {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int32_t rank = 0;
   std::int64_t samples = 0;
   double loss_sum = 0.0;
@@ -153,7 +153,7 @@ struct eval_done {
 // probe that gives a weighted split its weights when the config has none).
 struct probe_cmd {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int32_t rank = 0;
   std::int64_t batch = 0;
   std::int32_t steps = 0;
@@ -161,7 +161,7 @@ struct probe_cmd {
 
 struct probe_done {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int32_t rank = 0;
   double seconds_per_sample = 0.0;
 };
@@ -173,7 +173,7 @@ struct probe_done {
 // local_ref<sample_loss_list>.
 struct sample_losses {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
   std::int32_t rank = 0;
 };
@@ -183,7 +183,7 @@ struct sample_losses {
 // job -> metrics_hub (and on to subscribers, policy actors): one completed step.
 struct step_metrics {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::string name;
   std::int64_t step = 0;  // steps completed so far
   std::int64_t steps_total = 0;
@@ -205,7 +205,7 @@ struct step_metrics {
 // job -> data_distributor: split weights by rank (the start split, and rebalancer decisions).
 struct split_update {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::vector<double> weights;
 };
 
@@ -213,7 +213,7 @@ struct split_update {
 // the global batch) to use from the next plan on; the job logs, counts and forwards them.
 struct split_decision {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;  // the step whose timings led to the decision
   std::vector<std::int64_t> slices;
   std::string reason;  // one line for the job log
@@ -224,7 +224,7 @@ struct split_decision {
 // weight = share x priority weight, batch = its global batch.
 struct share_member {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::string name;
   double weight = 1.0;
   std::int64_t batch = 1;
@@ -239,11 +239,11 @@ struct share_decision {
 };
 
 // task_manager -> job -> its device_workers: this job's share weight on shared devices from now
-// on. Share decisions are cluster-wide, not bound to a membership epoch: the job accepts any
-// epoch from the task manager and stamps its own when forwarding.
+// on. Share decisions are cluster-wide, not bound to a membership generation: the job accepts any
+// generation from the task manager and stamps its own when forwarding.
 struct share_update {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   double share = 1.0;
 };
 
@@ -253,7 +253,7 @@ struct share_update {
 // The setup (model, dataset, parameter store) travels as local_ref<worker_setup>.
 struct spawn_worker {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int32_t rank = 0;
   std::int32_t device_index = 0;
   std::string name;
@@ -262,7 +262,7 @@ struct spawn_worker {
 // device_worker -> job: the worker built its device and model replica and is ready.
 struct worker_ready {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int32_t rank = 0;
   double capability = 1.0;
 };
@@ -271,10 +271,10 @@ struct worker_ready {
 // failure class (crash | hang | device-error | out-of-memory | lost-group, policies/supervision)
 // or `input` (it could not build its device or model); `action` is restart (after a backoff; the
 // new incarnation sends worker_ready) | migrate (gone: its share moves to the others) |
-// fail-job. `epoch` is the one the worker was spawned in: the job matches it by rank.
+// fail-job. `generation` is the one the worker was spawned in: the job matches it by rank.
 struct worker_down {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int32_t rank = 0;
   std::string kind;
   std::string reason;
@@ -287,7 +287,7 @@ struct worker_down {
 // and answers worker_down like for a death.
 struct worker_failed {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int32_t rank = 0;
   std::string kind;
   std::string reason;
@@ -297,7 +297,7 @@ struct worker_failed {
 // timer of an earlier one is ignored).
 struct step_timeout {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
   std::int64_t seq = 0;
 };
@@ -306,26 +306,26 @@ struct step_timeout {
 // must not be migrated away): start a new incarnation of the failed worker of `rank`.
 struct restart_worker {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int32_t rank = 0;
 };
 
 // task_manager -> job: stop after the step in flight (cancel); job answers with job_finished.
 struct drain {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
 };
 
 // job -> group_supervisor: stop this job's workers and forget them.
 struct release {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
 };
 
 // job -> task_manager: the job ended; its report travels as local_ref<job_report_data>.
 struct job_finished {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::string name;
   std::string status;  // completed | failed | cancelled
   std::string error;
@@ -335,27 +335,27 @@ struct job_finished {
 // job / task_manager -> metrics_hub: a line for the job's log (and embedding apps' on_log).
 struct log_line {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::string name;
   std::string text;
 };
 
 // -- checkpoint family (actors/checkpoint_cycle.hpp) ------------------------------------------
 // These are about a step, not a membership: receivers match them by job and step, so a
-// membership epoch bump while a checkpoint is in flight cannot leave it half collected.
+// membership generation bump while a checkpoint is in flight cannot leave it half collected.
 
 // job -> parameter_server shard: copy your slice and optimizer state now (at version `step`).
 // Sent before the next reduce_cmd, so the mailbox order makes the copy exactly that version.
 struct ckpt_capture {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
 };
 
 // shard -> job: the copy, as local_ref<actors::ckpt_shard_part>; `version` is the shard's.
 struct ckpt_part {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
   std::int32_t shard = 0;
   std::int64_t version = 0;
@@ -364,14 +364,14 @@ struct ckpt_part {
 // job -> checkpoint_writer: write the snapshot of `step` (local_ref<actors::job_snapshot>).
 struct ckpt_write {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
 };
 
 // checkpoint_writer -> job: the checkpoint of `step` is durable (or `error` says why not).
 struct ckpt_written {
   job_id job = 0;
-  epoch_id epoch = 0;
+  generation_id generation = 0;
   std::int64_t step = 0;
   std::string path;
   std::int64_t bytes = 0;
@@ -416,44 +416,45 @@ using grad_set = std::vector<std::shared_ptr<const grad_buffer>>;
     return f(caf::meta::type_name("troupe." #type), __VA_ARGS__);  \
   }
 
-TROUPE_INSPECT(plan_request, x.job, x.epoch, x.step)
-TROUPE_INSPECT(step_plan, x.job, x.epoch, x.step, x.data_epoch, x.counts)
-TROUPE_INSPECT(compute_cmd, x.job, x.epoch, x.step, x.version, x.rank, x.offset, x.count, x.early)
-TROUPE_INSPECT(go_step, x.job, x.epoch, x.step)
-TROUPE_INSPECT(step_done, x.job, x.epoch, x.step, x.rank, x.samples, x.loss_sum, x.correct,
+TROUPE_INSPECT(plan_request, x.job, x.generation, x.step)
+TROUPE_INSPECT(step_plan, x.job, x.generation, x.step, x.data_epoch, x.counts)
+TROUPE_INSPECT(compute_cmd, x.job, x.generation, x.step, x.version, x.rank, x.offset, x.count,
+               x.early)
+TROUPE_INSPECT(go_step, x.job, x.generation, x.step)
+TROUPE_INSPECT(step_done, x.job, x.generation, x.step, x.rank, x.samples, x.loss_sum, x.correct,
                x.grad_sq_norm, x.compute_seconds, x.gate_wait_seconds, x.gather_seconds)
-TROUPE_INSPECT(reduce_cmd, x.job, x.epoch, x.step, x.ranks, x.total_samples)
-TROUPE_INSPECT(local_cmd, x.job, x.epoch, x.step, x.ranks, x.average)
-TROUPE_INSPECT(applied, x.job, x.epoch, x.step, x.shard, x.version, x.grad_sq)
-TROUPE_INSPECT(eval_cmd, x.job, x.epoch, x.version, x.rank, x.offset, x.count)
-TROUPE_INSPECT(eval_done, x.job, x.epoch, x.rank, x.samples, x.loss_sum, x.correct)
-TROUPE_INSPECT(probe_cmd, x.job, x.epoch, x.rank, x.batch, x.steps)
-TROUPE_INSPECT(probe_done, x.job, x.epoch, x.rank, x.seconds_per_sample)
-TROUPE_INSPECT(step_metrics, x.job, x.epoch, x.name, x.step, x.steps_total, x.data_epoch, x.epochs,
-               x.loss, x.samples, x.step_seconds, x.samples_per_second, x.elapsed_seconds, x.groups,
-               x.group_samples, x.worker_compute_seconds, x.worker_samples, x.imbalance_index,
-               x.noise_scale)
-TROUPE_INSPECT(split_update, x.job, x.epoch, x.weights)
-TROUPE_INSPECT(split_decision, x.job, x.epoch, x.step, x.slices, x.reason)
-TROUPE_INSPECT(spawn_worker, x.job, x.epoch, x.rank, x.device_index, x.name)
-TROUPE_INSPECT(worker_ready, x.job, x.epoch, x.rank, x.capability)
-TROUPE_INSPECT(worker_down, x.job, x.epoch, x.rank, x.kind, x.reason, x.action, x.decision)
-TROUPE_INSPECT(worker_failed, x.job, x.epoch, x.rank, x.kind, x.reason)
-TROUPE_INSPECT(step_timeout, x.job, x.epoch, x.step, x.seq)
-TROUPE_INSPECT(restart_worker, x.job, x.epoch, x.rank)
-TROUPE_INSPECT(drain, x.job, x.epoch)
-TROUPE_INSPECT(release, x.job, x.epoch)
-TROUPE_INSPECT(job_finished, x.job, x.epoch, x.name, x.status, x.error, x.bad_input)
-TROUPE_INSPECT(log_line, x.job, x.epoch, x.name, x.text)
-TROUPE_INSPECT(ckpt_capture, x.job, x.epoch, x.step)
-TROUPE_INSPECT(ckpt_part, x.job, x.epoch, x.step, x.shard, x.version)
-TROUPE_INSPECT(ckpt_write, x.job, x.epoch, x.step)
-TROUPE_INSPECT(ckpt_written, x.job, x.epoch, x.step, x.path, x.bytes, x.encode_seconds,
+TROUPE_INSPECT(reduce_cmd, x.job, x.generation, x.step, x.ranks, x.total_samples)
+TROUPE_INSPECT(local_cmd, x.job, x.generation, x.step, x.ranks, x.average)
+TROUPE_INSPECT(applied, x.job, x.generation, x.step, x.shard, x.version, x.grad_sq)
+TROUPE_INSPECT(eval_cmd, x.job, x.generation, x.version, x.rank, x.offset, x.count)
+TROUPE_INSPECT(eval_done, x.job, x.generation, x.rank, x.samples, x.loss_sum, x.correct)
+TROUPE_INSPECT(probe_cmd, x.job, x.generation, x.rank, x.batch, x.steps)
+TROUPE_INSPECT(probe_done, x.job, x.generation, x.rank, x.seconds_per_sample)
+TROUPE_INSPECT(step_metrics, x.job, x.generation, x.name, x.step, x.steps_total, x.data_epoch,
+               x.epochs, x.loss, x.samples, x.step_seconds, x.samples_per_second, x.elapsed_seconds,
+               x.groups, x.group_samples, x.worker_compute_seconds, x.worker_samples,
+               x.imbalance_index, x.noise_scale)
+TROUPE_INSPECT(split_update, x.job, x.generation, x.weights)
+TROUPE_INSPECT(split_decision, x.job, x.generation, x.step, x.slices, x.reason)
+TROUPE_INSPECT(spawn_worker, x.job, x.generation, x.rank, x.device_index, x.name)
+TROUPE_INSPECT(worker_ready, x.job, x.generation, x.rank, x.capability)
+TROUPE_INSPECT(worker_down, x.job, x.generation, x.rank, x.kind, x.reason, x.action, x.decision)
+TROUPE_INSPECT(worker_failed, x.job, x.generation, x.rank, x.kind, x.reason)
+TROUPE_INSPECT(step_timeout, x.job, x.generation, x.step, x.seq)
+TROUPE_INSPECT(restart_worker, x.job, x.generation, x.rank)
+TROUPE_INSPECT(drain, x.job, x.generation)
+TROUPE_INSPECT(release, x.job, x.generation)
+TROUPE_INSPECT(job_finished, x.job, x.generation, x.name, x.status, x.error, x.bad_input)
+TROUPE_INSPECT(log_line, x.job, x.generation, x.name, x.text)
+TROUPE_INSPECT(ckpt_capture, x.job, x.generation, x.step)
+TROUPE_INSPECT(ckpt_part, x.job, x.generation, x.step, x.shard, x.version)
+TROUPE_INSPECT(ckpt_write, x.job, x.generation, x.step)
+TROUPE_INSPECT(ckpt_written, x.job, x.generation, x.step, x.path, x.bytes, x.encode_seconds,
                x.write_seconds, x.error)
-TROUPE_INSPECT(sample_losses, x.job, x.epoch, x.step, x.rank)
-TROUPE_INSPECT(share_member, x.job, x.epoch, x.name, x.weight, x.batch, x.active)
+TROUPE_INSPECT(sample_losses, x.job, x.generation, x.step, x.rank)
+TROUPE_INSPECT(share_member, x.job, x.generation, x.name, x.weight, x.batch, x.active)
 TROUPE_INSPECT(share_decision, x.names, x.shares, x.reason)
-TROUPE_INSPECT(share_update, x.job, x.epoch, x.share)
+TROUPE_INSPECT(share_update, x.job, x.generation, x.share)
 
 #undef TROUPE_INSPECT
 

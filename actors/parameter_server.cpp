@@ -20,7 +20,7 @@ std::vector<std::pair<std::size_t, std::size_t>> shard_slices(std::size_t n, int
 }
 
 caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
-  self->state.gate = epoch_gate{spec.job, spec.epoch};
+  self->state.gate = generation_gate{spec.job, spec.generation};
   self->state.mean.assign(spec.count, 0.0f);
   self->state.version = spec.version;
   self->state.spec = std::move(spec);
@@ -57,11 +57,13 @@ caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
         const double grad_sq = squared_norm(mean, n);
         st.spec.optimizer->step(st.spec.params->values.data() + lo, mean);
         ++st.version;
-        self->send(st.spec.job_actor,
-                   msg::applied{cmd.job, cmd.epoch, cmd.step, st.spec.shard, st.version, grad_sq});
+        self->send(st.spec.job_actor, msg::applied{cmd.job, cmd.generation, cmd.step, st.spec.shard,
+                                                   st.version, grad_sq});
       },
       // Edge 4.
-      [=](msg::start_atom, msg::epoch_id epoch) { self->state.gate.advance_to(epoch); },
+      [=](msg::start_atom, msg::generation_id generation) {
+        self->state.gate.advance_to(generation);
+      },
       // Edge 6. Only the shard writes its slice and optimizer, so the copy is taken here, on
       // the shard's turn, while the workers already compute the next step.
       [=](const msg::ckpt_capture& c) {
@@ -72,7 +74,7 @@ caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
         part->params.assign(p, p + st.spec.count);
         part->optimizer = st.spec.optimizer->state();
         self->send(caf::actor_cast<caf::actor>(self->current_sender()),
-                   msg::ckpt_part{c.job, c.epoch, c.step, st.spec.shard, st.version},
+                   msg::ckpt_part{c.job, c.generation, c.step, st.spec.shard, st.version},
                    msg::local_ref<ckpt_shard_part>{std::move(part)});
       },
       // Edge 5.

@@ -4,15 +4,15 @@
 // that slice (optimizers are element-wise, so N shards give the same result as one). The
 // parameter version is the number of steps applied.
 //
-// State machine (one state per membership epoch; the shard has no other lifecycle):
+// State machine (one state per membership generation; the shard has no other lifecycle):
 //
-//   SERVING(epoch e, version v)
+//   SERVING(generation e, version v)
 //     1. reduce_cmd(e, step = v)  -> sum the ranks' gradient sums in the command's rank order
 //                                    (fixed, not arrival: bit-for-bit repeatable), divide by the
 //                                    total sample count, optimizer step, v := v + 1, send applied
 //     2. reduce_cmd(e' != e)      -> stale: dropped and counted
 //     3. reduce_cmd(e, step != v) -> out of order (a duplicate): dropped and counted
-//     4. (start_atom, e')         -> move to epoch e' (membership change)
+//     4. (start_atom, e')         -> move to generation e' (membership change)
 //     5. (query_atom)             -> replies (version, dropped) for tests and reports
 //     6. ckpt_capture(step)       -> copy the slice and the optimizer state; answer ckpt_part
 //                                    (+ local_ref<ckpt_shard_part>) with the shard's version
@@ -21,7 +21,7 @@
 #include <memory>
 
 #include "actors/caf_compat.hpp"
-#include "actors/epoch_gate.hpp"
+#include "actors/generation_gate.hpp"
 #include "actors/payloads.hpp"
 #include "models/optimizer.hpp"
 
@@ -29,7 +29,7 @@ namespace troupe::actors {
 
 struct shard_spec {
   msg::job_id job = 0;
-  msg::epoch_id epoch = 1;
+  msg::generation_id generation = 1;
   std::int32_t shard = 0;
   std::size_t offset = 0;
   std::size_t count = 0;
@@ -42,7 +42,7 @@ struct shard_spec {
 struct shard_state {
   static inline const char* name = "parameter_server";
   shard_spec spec;
-  epoch_gate gate;
+  generation_gate gate;
   std::int64_t version = 0;
   std::int64_t out_of_order = 0;
   std::vector<float> mean;  // the step's mean gradient over this slice

@@ -1,4 +1,4 @@
-// The shard's reduction and the stale-epoch rule, on CAF's deterministic test scheduler.
+// The shard's reduction and the stale-generation rule, on CAF's deterministic test scheduler.
 #include "actors/parameter_server.hpp"
 
 #include <doctest/doctest.h>
@@ -33,7 +33,7 @@ TEST_CASE_FIXTURE(fixture, "a shard sums in rank order, divides by the samples, 
   os.lr = 1.0;
   shard_spec ss;
   ss.job = 7;
-  ss.epoch = 1;
+  ss.generation = 1;
   ss.shard = 1;
   ss.offset = 2;  // owns values[2..5)
   ss.count = 3;
@@ -48,7 +48,7 @@ TEST_CASE_FIXTURE(fixture, "a shard sums in rank order, divides by the samples, 
   grads->push_back(buf({0, 0, 4, 0, -4, 0}));  // rank 2: a sum over 2 samples
   msg::local_ref<msg::grad_set> ref{grads};
 
-  // A stale epoch and a step from the future are both dropped: nothing changes.
+  // A stale generation and a step from the future are both dropped: nothing changes.
   caf::anon_send(shard, msg::reduce_cmd{7, 0, 0, {0, 2}, 4}, ref);
   caf::anon_send(shard, msg::reduce_cmd{8, 1, 0, {0, 2}, 4}, ref);
   caf::anon_send(shard, msg::reduce_cmd{7, 1, 3, {0, 2}, 4}, ref);
@@ -59,7 +59,7 @@ TEST_CASE_FIXTURE(fixture, "a shard sums in rank order, divides by the samples, 
                caf::after(std::chrono::seconds(0)) >> [] {});
   CHECK_FALSE(got);
 
-  // The current epoch's step 0: mean = (g0 + g2) / 4 over the slice, sgd with lr 1.
+  // The current generation's step 0: mean = (g0 + g2) / 4 over the slice, sgd with lr 1.
   caf::anon_send(shard, msg::reduce_cmd{7, 1, 0, {0, 2}, 4}, ref);
   sched.run();
   CHECK(store->values == std::vector<float>{1, 2, 3 - 2.0f, 4 - 2.0f, 5 - 2.0f, 6});
@@ -69,13 +69,13 @@ TEST_CASE_FIXTURE(fixture, "a shard sums in rank order, divides by the samples, 
         CHECK(a.shard == 1);
         CHECK(a.step == 0);
         CHECK(a.version == 1);
-        CHECK(a.epoch == 1);
+        CHECK(a.generation == 1);
       },
       caf::after(std::chrono::seconds(0)) >> [] {});
   CHECK(got);
 
-  // After a membership change (epoch 2), epoch-1 reduces are stale.
-  caf::anon_send(shard, msg::start_atom_v, msg::epoch_id{2});
+  // After a membership change (generation 2), generation-1 reduces are stale.
+  caf::anon_send(shard, msg::start_atom_v, msg::generation_id{2});
   caf::anon_send(shard, msg::reduce_cmd{7, 1, 1, {0, 2}, 4}, ref);
   sched.run();
   CHECK(store->values[2] == 1.0f);
@@ -89,7 +89,7 @@ TEST_CASE_FIXTURE(fixture, "a shard sums in rank order, divides by the samples, 
       },
       [&](caf::error&) {});
   CHECK(version == 1);
-  CHECK(dropped == 4);  // wrong epoch, wrong job, future step, old epoch
+  CHECK(dropped == 4);  // wrong generation, wrong job, future step, old generation
   caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
 }
 
@@ -101,7 +101,7 @@ TEST_CASE_FIXTURE(fixture, "the distributor plans by weight and drops stale requ
   cfg.data.synthetic_samples = 100;
   cfg.batch = 10;
   cfg.seed = 3;
-  auto dist = sys.spawn(data_distributor, msg::job_id{4}, msg::epoch_id{2}, cfg);
+  auto dist = sys.spawn(data_distributor, msg::job_id{4}, msg::generation_id{2}, cfg);
   sched.run();
   auto loaded = job->request(dist, std::chrono::seconds(5), msg::data_atom_v);
   sched.run();

@@ -73,10 +73,10 @@ std::optional<policies::rebalance_decision> split_tuner::observe(
 }
 
 caf::behavior rebalancer_actor(stateful<rebalancer_state>* self, caf::actor job, msg::job_id id,
-                               msg::epoch_id epoch, std::size_t workers, std::int64_t global_batch,
-                               rebalancer_options options) {
+                               msg::generation_id generation, std::size_t workers,
+                               std::int64_t global_batch, rebalancer_options options) {
   auto& st = self->state;
-  st.gate = epoch_gate{id, epoch};
+  st.gate = generation_gate{id, generation};
   st.job = std::move(job);
   st.tuner.emplace(workers, global_batch, options);
   return {
@@ -89,7 +89,7 @@ caf::behavior rebalancer_actor(stateful<rebalancer_state>* self, caf::actor job,
         if (!d) return;
         msg::split_decision u;
         u.job = st.gate.job();
-        u.epoch = st.gate.epoch();
+        u.generation = st.gate.generation();
         u.step = m.step - 1;
         u.slices = d->slices;
         char buf[160];

@@ -34,13 +34,13 @@
 //      full global batch (a shortened last step of a pass is observed, not decided on), the
 //      policy decides; a change is sent to the job as split_decision(e, step, slices, reason).
 //   2. exit from the job (it finished or failed).
-// Messages of another epoch are dropped (epoch_gate).
+// Messages of another generation are dropped (generation_gate).
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "actors/caf_compat.hpp"
-#include "actors/epoch_gate.hpp"
+#include "actors/generation_gate.hpp"
 #include "policies/rebalance.hpp"
 #include "policies/time_model.hpp"
 
@@ -95,13 +95,13 @@ class split_tuner {
 
 struct rebalancer_state {
   static inline const char* name = "rebalancer";
-  epoch_gate gate;
+  generation_gate gate;
   caf::actor job;
   std::optional<split_tuner> tuner;
 };
 
 caf::behavior rebalancer_actor(stateful<rebalancer_state>* self, caf::actor job, msg::job_id id,
-                               msg::epoch_id epoch, std::size_t workers, std::int64_t global_batch,
-                               rebalancer_options options);
+                               msg::generation_id generation, std::size_t workers,
+                               std::int64_t global_batch, rebalancer_options options);
 
 }  // namespace troupe::actors

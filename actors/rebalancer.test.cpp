@@ -30,7 +30,7 @@ struct fixture : testing::deterministic_system {
 
   fixture() {
     job = sys.spawn(fake_job, rec);
-    reb = sys.spawn(rebalancer_actor, job, msg::job_id{3}, msg::epoch_id{1}, std::size_t{3},
+    reb = sys.spawn(rebalancer_actor, job, msg::job_id{3}, msg::generation_id{1}, std::size_t{3},
                     std::int64_t{1024}, rebalancer_options{});
     sched.run();
   }
@@ -43,10 +43,11 @@ struct fixture : testing::deterministic_system {
   // Step `step` ran `slices` on workers whose true times are `models` (plus a deterministic
   // +-`noise` wobble, so the fit sees noise); returns the number of decisions it caused.
   std::size_t step(std::int64_t step, const std::vector<std::int64_t>& slices,
-                   const std::vector<policies::linear_time>& models, msg::epoch_id epoch = 1) {
+                   const std::vector<policies::linear_time>& models,
+                   msg::generation_id generation = 1) {
     msg::step_metrics m;
     m.job = 3;
-    m.epoch = epoch;
+    m.generation = generation;
     m.step = step + 1;  // completed steps
     m.worker_samples = slices;
     for (std::size_t r = 0; r < slices.size(); ++r) {
@@ -162,16 +163,17 @@ TEST_CASE_FIXTURE(fixture, "with +-15% timing noise the split still settles with
         1.08 * policies::predicted_makespan(speeds_124, target));
 }
 
-TEST_CASE_FIXTURE(fixture, "timings of an older epoch are dropped, a newer epoch is followed") {
+TEST_CASE_FIXTURE(fixture,
+                  "timings of an older generation are dropped, a newer generation is followed") {
   const std::vector<std::int64_t> even = {342, 341, 341};
   for (std::int64_t s = 0; s < 5; ++s) CHECK(step(s, even, speeds_124, 0) == 0);
   CHECK(rec->updates.empty());
-  // Only the job makes epochs: a newer one is a membership change, and the decisions
+  // Only the job makes generations: a newer one is a membership change, and the decisions
   // carry it.
   std::size_t decisions = 0;
   for (std::int64_t s = 0; s < 5; ++s) decisions += step(s, even, speeds_124, 2);
   REQUIRE(decisions > 0);
-  CHECK(rec->updates.back().epoch == 2);
+  CHECK(rec->updates.back().generation == 2);
 }
 
 TEST_CASE("split_tuner ignores a shortened step and resynchronises with the observed split") {

@@ -87,7 +87,7 @@ struct job_report {
   std::int64_t rebalances = 0;
   double imbalance_index = 0.0;       // mean over steps of the CV of per-worker compute seconds
   std::optional<double> noise_scale;  // smoothed gradient noise scale at the end (none: unknown)
-  std::int64_t stale_dropped = 0;     // messages of an old epoch that the job's actors dropped
+  std::int64_t stale_dropped = 0;     // messages of an old generation that the job's actors dropped
   // On `shared` devices: the job's share at its end (fixed: its `share` key as a fraction of the
   // keys sharing with it when the last of them joined; adaptive: the allocator's last share) and
   // how many share decisions reached it. No share: the job held no shared device.

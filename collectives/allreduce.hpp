@@ -3,7 +3,7 @@
 // and pipelined (see ring.cpp for the algorithm). Every member calls it with the same count.
 //
 //   allreduce_options o;
-//   o.comm = &comm; o.job = job; o.epoch = epoch; o.data = gradient;
+//   o.comm = &comm; o.job = job; o.generation = generation; o.data = gradient;
 //   o.deadline = deadline_in(5s); o.abort = job_abort;   // abort from another thread
 //   allreduce(o);                                        // throws collective_error naming a peer
 #include "collectives/options.hpp"

@@ -40,7 +40,7 @@ TEST_CASE("ring allreduce sums exactly for 1 to 8 ranks and awkward sizes (inpro
         allreduce_options o;
         o.comm = &comm;
         o.job = 1;
-        o.epoch = 1;
+        o.generation = 1;
         o.data = data;
         o.chunk_bytes = 256;  // many chunks per segment: exercises the pipelining
         o.deadline = deadline_in(10s);

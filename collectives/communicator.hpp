@@ -33,7 +33,7 @@ class communicator {
 
   // Closes every link, so that peers still waiting on us fail at once. After an operation threw,
   // transports may still be reading the caller's buffer (a chunk on the wire); once close()
-  // returns they no longer do, so a device_worker closes the communicator of the old epoch
+  // returns they no longer do, so a device_worker closes the communicator of the old generation
   // before it reuses or frees its gradient buffer.
   void close();
 

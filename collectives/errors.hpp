@@ -1,6 +1,7 @@
 #pragma once
 // Why a collective stopped early. Every failure names the peer it was waiting on (rank and
-// address), because the caller's next move (drop the member, bump the epoch) depends on who it was.
+// address), because the caller's next move (drop the member, bump the generation) depends on who it
+// was.
 #include <string>
 
 #include "core/error.hpp"

@@ -13,7 +13,7 @@
 
 namespace troupe::collectives {
 
-// Set from any thread (a job that bumps its epoch) to stop the operations that hold it.
+// Set from any thread (a job that bumps its generation) to stop the operations that hold it.
 // This class is thread-safe.
 class abort_signal {
  public:

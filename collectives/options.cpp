@@ -13,7 +13,7 @@ op_tag begin_op(const op_options& options, const char* op_name, op_context& ctx)
   ctx.op_name = op_name;
   ctx.deadline = options.deadline;
   ctx.abort = options.abort;
-  return op_tag{options.job, options.epoch, options.comm->next_op()};
+  return op_tag{options.job, options.generation, options.comm->next_op()};
 }
 
 }  // namespace troupe::collectives

@@ -1,8 +1,8 @@
 #pragma once
 // What every collective call carries (STYLE habit 6: an options object plus a free function).
-// A device_worker fills job, epoch, deadline and its job's abort_signal; when the job bumps its
-// epoch it calls abort_signal::abort and the running op throws collective_error(aborted) within
-// a couple of milliseconds.
+// A device_worker fills job, generation, deadline and its job's abort_signal; when the job bumps
+// its generation it calls abort_signal::abort and the running op throws collective_error(aborted)
+// within a couple of milliseconds.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,7 +20,7 @@ enum class reduce_op { sum, max };
 struct op_options {
   communicator* comm = nullptr;
   std::uint64_t job = 0;
-  std::uint64_t epoch = 0;
+  std::uint64_t generation = 0;
   steady::time_point deadline = steady::time_point::max();
   std::shared_ptr<const abort_signal> abort;
   // Payloads travel in chunks of at most this many bytes, so the receiver reduces one chunk
@@ -31,12 +31,12 @@ struct op_options {
 // The tag shared by every message of one operation.
 struct op_tag {
   std::uint64_t job = 0;
-  std::uint64_t epoch = 0;
+  std::uint64_t generation = 0;
   std::uint32_t op = 0;
 
   message_header header(std::uint32_t phase, std::uint32_t step, std::uint32_t chunk,
                         std::uint64_t bytes) const {
-    return message_header{job, epoch, op, phase, step, chunk, bytes};
+    return message_header{job, generation, op, phase, step, chunk, bytes};
   }
 };
 

@@ -99,7 +99,7 @@ void ps_serve(const ps_serve_options& options) {
   op_context ctx;
   // The workers' push and pull are two ops; the server walks through both ids.
   const op_tag push_tag = begin_op(options, "ps serve", ctx);
-  const op_tag pull_tag{push_tag.job, push_tag.epoch, options.comm->next_op()};
+  const op_tag pull_tag{push_tag.job, push_tag.generation, options.comm->next_op()};
   const std::size_t k = shard_index(options.layout, options.comm->rank());
   const std::size_t length = options.layout.shard_length(k);
   if (options.shard.size() != length)

@@ -3,9 +3,9 @@
 // carries tagged messages. Algorithms (allreduce, broadcast, ...) see nothing else, so every
 // algorithm runs over every transport: in-process, ZeroMQ tcp/ipc, shared memory.
 //
-// A message is a small header plus raw payload bytes. The header's tag fields (job, epoch, op,
+// A message is a small header plus raw payload bytes. The header's tag fields (job, generation, op,
 // phase, step, chunk) say exactly which piece of which operation it is; a receiver asks for one
-// tag and gets exactly that message. Messages from an older (epoch, op) are leftovers of an
+// tag and gets exactly that message. Messages from an older (generation, op) are leftovers of an
 // aborted operation and are dropped; messages from a newer one are kept until asked for.
 //
 // Sends are posted, not blocking: post() hands the payload over and returns a ticket; the
@@ -23,7 +23,7 @@ namespace troupe::collectives {
 
 struct message_header {
   std::uint64_t job = 0;
-  std::uint64_t epoch = 0;
+  std::uint64_t generation = 0;
   std::uint32_t op = 0;     // sequence number of the operation on its communicator
   std::uint32_t phase = 0;  // part of the op: reduce-scatter, allgather, a hierarchy level, ...
   std::uint32_t step = 0;   // ring step inside the phase
@@ -31,14 +31,14 @@ struct message_header {
   std::uint64_t bytes = 0;  // payload size
 
   bool same_tag(const message_header& o) const {
-    return job == o.job && epoch == o.epoch && op == o.op && phase == o.phase && step == o.step &&
-           chunk == o.chunk;
+    return job == o.job && generation == o.generation && op == o.op && phase == o.phase &&
+           step == o.step && chunk == o.chunk;
   }
   // True when this message belongs to an operation older than `current` of the same job: it is a
   // leftover of an aborted op and can never be asked for again.
   bool older_than(const message_header& current) const {
     if (job != current.job) return false;
-    if (epoch != current.epoch) return epoch < current.epoch;
+    if (generation != current.generation) return generation < current.generation;
     return op < current.op;
   }
 };

@@ -150,8 +150,8 @@ void nccl_group::allreduce(const nccl_allreduce_options& options) {
   // abort or the deadline end the wait: then ncclCommAbort frees the stream.
   const peer_info group{impl_->rank, impl_->name};
   op_context ctx;
-  ctx.op_name = "nccl allreduce (job " + std::to_string(options.job) + ", epoch " +
-                std::to_string(options.epoch) + ")";
+  ctx.op_name = "nccl allreduce (job " + std::to_string(options.job) + ", generation " +
+                std::to_string(options.generation) + ")";
   ctx.deadline = options.deadline;
   ctx.abort = options.abort;
   for (;;) {
@@ -169,7 +169,7 @@ void nccl_group::allreduce(const nccl_allreduce_options& options) {
       ctx.check(group, "the NCCL group");
     } catch (...) {
       a.comm_abort(impl_->comm);
-      impl_->comm = nullptr;  // the group is unusable: the job rebuilds it for the next epoch
+      impl_->comm = nullptr;  // the group is unusable: the job rebuilds it for the next generation
       throw;
     }
   }

@@ -2,7 +2,7 @@
 // NCCL inside a GPU resource group. NCCL is a collective library, not a
 // point-to-point transport our host-side algorithms could drive (they reduce in host memory),
 // so it sits beside peer_link as a group backend with the same contract: the ncclUniqueId
-// travels through the rendezvous store, every operation carries (job, epoch), has a deadline
+// travels through the rendezvous store, every operation carries (job, generation), has a deadline
 // and an abort signal, and a stuck or aborted operation ends with ncclCommAbort and a
 // collective_error that names the group and this rank.
 //
@@ -28,7 +28,7 @@ struct nccl_allreduce_options {
   float* device_data = nullptr;  // on this rank's device; in place
   std::size_t count = 0;
   std::uint64_t job = 0;
-  std::uint64_t epoch = 0;
+  std::uint64_t generation = 0;
   steady::time_point deadline = steady::time_point::max();
   std::shared_ptr<const abort_signal> abort;
 };

@@ -184,7 +184,7 @@ class shared_allreduce_state {
     wait_readers(lock);
     throw collective_error(failure_kind::aborted, peer_of(rank),
                            "allreduce (in-process shared): the group is broken (" + reason_ +
-                               "); a new epoch needs a new group");
+                               "); a new generation needs a new group");
   }
 
   const int size_;

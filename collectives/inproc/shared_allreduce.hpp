@@ -7,7 +7,7 @@
 // result. Per byte of payload the memory traffic is n reads and one (streaming) write, in one pass
 // (collectives/inproc/reduce_kernel.hpp), spread over the ranks' threads.
 //
-//   shared_allreduce_group group{3};                 // one per group of ranks (per epoch)
+//   shared_allreduce_group group{3};                 // one per group of ranks (per generation)
 //   // on each rank's thread:
 //   shared_allreduce_options o;
 //   o.rank = r; o.data = grad.data(); o.count = n; o.weight = samples;
@@ -28,8 +28,8 @@
 // Failure: every wait has the deadline and watches the abort signal (collectives/op_control.hpp).
 // A rank that leaves early (abort, deadline, bad count) breaks the group: every waiting and later
 // call throws collective_error naming a rank that did not arrive, and a rank returns only once no
-// other rank is still reading its input. A broken group is not reused: the next membership epoch
-// builds a new one.
+// other rank is still reading its input. A broken group is not reused: the next membership
+// generation builds a new one.
 #include <cstddef>
 #include <memory>
 

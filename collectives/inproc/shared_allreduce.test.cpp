@@ -97,7 +97,7 @@ TEST_CASE("shared allreduce: an abort in flight fails every waiting rank quickly
       const auto limit = std::chrono::steady_clock::now() + 10s;
       while (group.waiting() < 2 && std::chrono::steady_clock::now() < limit)
         std::this_thread::yield();
-      abort->abort("epoch bumped");
+      abort->abort("generation bumped");
       return;
     }
     shared_allreduce_options o;
@@ -112,7 +112,8 @@ TEST_CASE("shared allreduce: an abort in flight fails every waiting rank quickly
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   MESSAGE("abort returned after " << seconds << " s");  // the cause is asserted, not the speed
   for (int r = 0; r < 2; ++r) {
-    CHECK(errors[static_cast<std::size_t>(r)].find("aborted (epoch bumped)") != std::string::npos);
+    CHECK(errors[static_cast<std::size_t>(r)].find("aborted (generation bumped)") !=
+          std::string::npos);
     CHECK(errors[static_cast<std::size_t>(r)].find("rank 2") != std::string::npos);
   }
   CHECK(group.broken());

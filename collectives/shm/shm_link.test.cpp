@@ -41,7 +41,7 @@ TEST_CASE("ring allreduce over shared memory sums exactly for 1 to 8 ranks") {
           allreduce_options o;
           o.comm = &comm;
           o.job = 1;
-          o.epoch = 1;
+          o.generation = 1;
           o.data = data;
           o.chunk_bytes = chunk;
           o.deadline = deadline_in(20s);

@@ -28,7 +28,7 @@ std::string pack_header(const message_header& h) {
   msgpack::packer<msgpack::sbuffer> packer{buffer};
   packer.pack_array(header_fields);
   packer.pack(h.job);
-  packer.pack(h.epoch);
+  packer.pack(h.generation);
   packer.pack(h.op);
   packer.pack(h.phase);
   packer.pack(h.step);
@@ -44,7 +44,7 @@ bool unpack_header(const zmq::message_t& frame, message_header& h) {
     if (o.type != msgpack::type::ARRAY || o.via.array.size != header_fields) return false;
     const msgpack::object* f = o.via.array.ptr;
     h.job = f[0].as<std::uint64_t>();
-    h.epoch = f[1].as<std::uint64_t>();
+    h.generation = f[1].as<std::uint64_t>();
     h.op = f[2].as<std::uint32_t>();
     h.phase = f[3].as<std::uint32_t>();
     h.step = f[4].as<std::uint32_t>();

@@ -41,7 +41,7 @@ TEST_CASE("ring allreduce over ZeroMQ tcp and ipc sums exactly for 1 to 8 ranks"
           allreduce_options o;
           o.comm = &comm;
           o.job = 3;
-          o.epoch = 2;
+          o.generation = 2;
           o.data = data;
           o.chunk_bytes = 64 * 1024;
           o.deadline = deadline_in(10s);
@@ -137,9 +137,9 @@ TEST_CASE("abort from another thread ends a stuck allreduce quickly") {
   double took = 0;
   testing::latch rank0_done{1};
   auto errors = run_ranks(size + 1, [&](int rank) {
-    if (rank == size) {                    // the job, bumping its epoch after 100 ms
+    if (rank == size) {                    // the job, bumping its generation after 100 ms
       std::this_thread::sleep_for(100ms);  // the time of the abort, not a synchronisation
-      abort->abort("epoch 8 began");
+      abort->abort("generation 8 began");
       return;
     }
     communicator comm = connect(store, "tcp", rank, size, "abort");
@@ -166,7 +166,7 @@ TEST_CASE("abort from another thread ends a stuck allreduce quickly") {
     }
   });
   MESSAGE(errors[0]);
-  CHECK(errors[0].find("aborted (epoch 8 began)") != std::string::npos);
+  CHECK(errors[0].find("aborted (generation 8 began)") != std::string::npos);
   CHECK(errors[0].find("rank 1") != std::string::npos);
   MESSAGE("abort ended the wait after " << took << " s (deadline 10 s)");
 }
