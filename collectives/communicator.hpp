@@ -4,6 +4,7 @@
 // the same collectives in the same order (as with MPI and gloo). A sub-communicator (a level of
 // the hierarchy) shares the parent's links but numbers ranks inside the subset.
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <vector>
 
@@ -51,5 +52,24 @@ inline int right_of(int rank, int size) {
 inline int left_of(int rank, int size) {
   return (rank + size - 1) % size;
 }
+
+// Closes `comm` when its scope is left by an exception. An operation that throws (a peer gone, a
+// deadline, an abort) may still have chunks of the caller's buffer on the wire to other peers;
+// closing waits until no transport reads them, so the caller may free or reuse the buffer as
+// soon as the exception reaches it. A communicator that failed is not used again: the job builds
+// one for its next generation. Declare it after any local buffer the operation posts from.
+class close_on_throw {
+ public:
+  explicit close_on_throw(communicator& comm) : comm_(comm) {}
+  ~close_on_throw() {
+    if (std::uncaught_exceptions() > exceptions_) comm_.close();
+  }
+  close_on_throw(const close_on_throw&) = delete;
+  close_on_throw& operator=(const close_on_throw&) = delete;
+
+ private:
+  communicator& comm_;
+  int exceptions_ = std::uncaught_exceptions();
+};
 
 }  // namespace troupe::collectives

@@ -20,6 +20,7 @@ void compressed_allreduce(const compressed_allreduce_options& options) {
   const std::size_t n = static_cast<std::size_t>(comm.size());
   const long long r = comm.rank();
   std::vector<std::vector<std::byte>> blob(n);
+  const close_on_throw guard{comm};  // after the blobs: they are posted from
   blob[mod(r, n)] = options.encoding->encode(options.data, *options.state);
   if (n > 1) {
     peer_link& right = comm.link(right_of(comm.rank(), comm.size()));

@@ -67,6 +67,7 @@ std::size_t ps_layout::shard_length(std::size_t k) const {
 void ps_push(const ps_push_options& options) {
   op_context ctx;
   const op_tag tag = begin_op(options, "ps push", ctx);
+  const close_on_throw guard{*options.comm};
   const segments shard = shards_of(options.layout);
   if (options.gradient.size() != options.layout.count)
     throw input_error("ps push: gradient has " + std::to_string(options.gradient.size()) +
@@ -113,6 +114,7 @@ void ps_serve(const ps_serve_options& options) {
           add_into(gradient_sum.data() + offset / sizeof(float), piece, bytes / sizeof(float));
         });
   if (options.apply) options.apply(options.shard, gradient_sum);
+  const close_on_throw guard{*options.comm};
   for (int worker : options.layout.workers)
     post_chunks(options.comm->link(worker),
                 reinterpret_cast<const std::byte*>(options.shard.data()), length * sizeof(float),

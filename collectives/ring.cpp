@@ -53,6 +53,7 @@ void ring_allreduce(communicator& comm, span<float> data, const op_tag& tag,
   const std::size_t n = static_cast<std::size_t>(comm.size());
   const long long r = comm.rank();
   if (n == 1 || data.empty()) return;
+  const close_on_throw guard{comm};
   peer_link& right = comm.link(right_of(comm.rank(), comm.size()));
   peer_link& left = comm.link(left_of(comm.rank(), comm.size()));
   const std::uint32_t reduce_scatter = phase_base, allgather = phase_base + 1;
@@ -120,6 +121,7 @@ void chain_broadcast(communicator& comm, std::byte* data, std::size_t bytes, int
                      std::size_t chunk_bytes) {
   const int n = comm.size();
   if (n == 1 || bytes == 0) return;
+  const close_on_throw guard{comm};
   const int position = (comm.rank() - root + n) % n;
   const bool last = position == n - 1;
   const chunking chunk{chunk_bytes};
