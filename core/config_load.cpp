@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/config_yaml.hpp"
+#include "core/dependency_cycle.hpp"
 #include "core/error.hpp"
 
 namespace troupe::config {
@@ -434,35 +435,15 @@ void check_dependencies(const context& cx, const std::vector<job_config>& jobs,
       }
       edges[i].push_back(static_cast<std::size_t>(it - names.begin()));
     }
-  enum class mark { fresh, open, done };
-  std::vector<mark> state(jobs.size(), mark::fresh);
-  // The DFS path: each job on it and the index of the `after` entry followed out of it.
-  std::vector<std::pair<std::size_t, std::size_t>> stack;
-  // Job lists are short, so recursion depth is no concern.
-  std::function<void(std::size_t)> visit = [&](std::size_t i) {
-    state[i] = mark::open;
-    stack.push_back({i, 0});
-    for (std::size_t k = 0; k < edges[i].size(); ++k) {
-      stack.back().second = k;
-      const auto to = edges[i][k];
-      if (state[to] == mark::open) {
-        const auto from =
-            std::find_if(stack.begin(), stack.end(), [&](const auto& e) { return e.first == to; });
-        std::string cycle;
-        for (auto s = from; s != stack.end(); ++s) cycle += jobs[s->first].name + " -> ";
-        cycle += jobs[to].name;
-        // Blame the entry that leaves the cycle's first job: the message then reads from the
-        // job the user looks at first (`a -> b -> a` at a's after).
-        const auto [n, p] = after_at(from->first, from->second);
-        cx.fail(n, p, "dependency cycle: " + cycle);
-      }
-      if (state[to] == mark::fresh) visit(to);
-    }
-    stack.pop_back();
-    state[i] = mark::done;
-  };
-  for (std::size_t i = 0; i < jobs.size(); ++i)
-    if (state[i] == mark::fresh) visit(i);
+  const auto cycle = find_cycle(edges);
+  if (!cycle) return;
+  std::string text;
+  for (const auto& hop : *cycle) text += jobs[hop.node].name + " -> ";
+  text += jobs[cycle->front().node].name;
+  // Blame the entry that leaves the cycle's first job: the message then reads from the job the
+  // user looks at first (`a -> b -> a` at a's after).
+  const auto [n, p] = after_at(cycle->front().node, cycle->front().edge);
+  cx.fail(n, p, "dependency cycle: " + text);
 }
 
 // Last, after the structure is known good: a typo in a key is a better first message than the

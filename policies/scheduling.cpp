@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 
+#include "core/dependency_cycle.hpp"
 #include "core/error.hpp"
 
 namespace troupe::policies {
@@ -138,42 +139,17 @@ std::optional<std::vector<std::string>> find_dependency_cycle(
     const std::vector<job_request>& jobs) {
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < jobs.size(); ++i) index.emplace(jobs[i].name, i);
-  // Iterative DFS (deep chains must not overflow the stack): 0 new, 1 on the path, 2 done.
-  std::vector<int> color(jobs.size(), 0);
-  std::vector<std::size_t> path;
-  std::vector<std::size_t> next_edge;
-  for (std::size_t root = 0; root < jobs.size(); ++root) {
-    if (color[root] != 0) continue;
-    path.assign(1, root);
-    next_edge.assign(1, 0);
-    color[root] = 1;
-    while (!path.empty()) {
-      const std::size_t v = path.back();
-      const auto& after = jobs[v].after;
-      if (next_edge.back() == after.size()) {
-        color[v] = 2;
-        path.pop_back();
-        next_edge.pop_back();
-        continue;
-      }
-      const auto it = index.find(after[next_edge.back()++]);
-      if (it == index.end()) continue;  // not pending: cannot be part of a cycle
-      const std::size_t w = it->second;
-      if (color[w] == 1) {
-        std::vector<std::string> cycle;
-        auto start = std::find(path.begin(), path.end(), w);
-        for (auto p = start; p != path.end(); ++p) cycle.push_back(jobs[*p].name);
-        cycle.push_back(jobs[w].name);
-        return cycle;
-      }
-      if (color[w] == 0) {
-        color[w] = 1;
-        path.push_back(w);
-        next_edge.push_back(0);
-      }
-    }
-  }
-  return std::nullopt;
+  std::vector<std::vector<std::size_t>> edges(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    for (const auto& dep : jobs[i].after)
+      if (const auto it = index.find(dep); it != index.end())  // not pending: no cycle through it
+        edges[i].push_back(it->second);
+  const auto hops = find_cycle(edges);
+  if (!hops) return std::nullopt;
+  std::vector<std::string> cycle;
+  for (const auto& hop : *hops) cycle.push_back(jobs[hop.node].name);
+  cycle.push_back(jobs[hops->front().node].name);
+  return cycle;
 }
 
 admission_result admit(const std::vector<job_request>& pending,
