@@ -104,7 +104,8 @@ class map_view {
   void number(const std::string& k, double& out, const range& r) const {
     if (!has(k)) return;
     out = cx_.as_double(node(k), path(k));
-    if (!r.contains(out)) fail(k, "must be " + r.text() + ", got " + node(k).Scalar());
+    if (!r.contains(out))
+      fail(k, "must be " + r.text() + ", got " + detail::shown(node(k).Scalar()));
   }
   void number(const std::string& k, std::optional<double>& out, const range& r) const {
     if (!has(k)) return;
@@ -124,10 +125,11 @@ class map_view {
   T integer_of(const YAML::Node& n, const std::string& p, const range& r) const {
     const auto v = cx_.as_int(n, p);
     const auto d = static_cast<double>(v);
-    if (!r.contains(d)) cx_.fail(n, p, "must be " + r.text() + ", got " + n.Scalar());
+    if (!r.contains(d))
+      cx_.fail(n, p, "must be " + r.text() + ", got " + detail::shown(n.Scalar()));
     if (d > static_cast<double>(std::numeric_limits<T>::max()) ||
         d < static_cast<double>(std::numeric_limits<T>::lowest()))
-      cx_.fail(n, p, "out of range, got " + n.Scalar());
+      cx_.fail(n, p, "out of range, got " + detail::shown(n.Scalar()));
     return static_cast<T>(v);
   }
   // A sub-map; absent means "all defaults".

@@ -550,3 +550,20 @@ TEST_CASE("--set of sync.mode drops the file's keys of the old mode, with a note
     expect(error_of(ps, {"jobs.0.sync.mode=ring"}), " --set 'jobs.0.sync.mode=ring'", "ps");
   }
 }
+
+TEST_CASE("a bad value is echoed cut to a readable length, with its size") {
+  const std::string huge(5000, 'x');
+  // An enumeration, a number, and a --set value: each error names the key and shows at most the
+  // first 60 characters of what it got.
+  std::string yaml = base;
+  yaml.replace(yaml.find("device: sim"), 11, "device: " + huge);
+  const auto en = error_of(yaml);
+  expect(en, "7: cluster.groups[1].device:", "(5000 characters)");
+  CHECK(en.size() < 300);
+  const auto num = error_of(data_with("      synthetic: {samples: " + huge + "}\n"));
+  CHECK(num.find("(5000 characters)") != std::string::npos);
+  CHECK(num.size() < 300);
+  const auto set = error_of(base, {"jobs.0.batch=" + huge});
+  CHECK(set.find("(5000 characters)") != std::string::npos);
+  CHECK(set.size() < 400);
+}

@@ -147,6 +147,12 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
   return best_d <= limit ? best : std::string{};
 }
 
+std::string shown(const std::string& value) {
+  constexpr std::size_t limit = 60;
+  if (value.size() <= limit) return value;
+  return value.substr(0, limit) + "... (" + std::to_string(value.size()) + " characters)";
+}
+
 std::string describe(const YAML::Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Null:
@@ -157,14 +163,14 @@ std::string describe(const YAML::Node& n) {
     case YAML::NodeType::Map:
       return "a map";
     case YAML::NodeType::Scalar:
-      return (is_plain(n) ? "" : "the quoted string ") + ("\"" + n.Scalar() + "\"");
+      return (is_plain(n) ? "" : "the quoted string ") + ("\"" + shown(n.Scalar()) + "\"");
   }
   return "something else";
 }
 
 std::string apply_set(YAML::Node root, const std::string& source, const std::string& text) {
   auto fail = [&](const std::string& what) {
-    throw input_error(source + ": --set '" + text + "': " + what);
+    throw input_error(source + ": --set '" + shown(text) + "': " + what);
   };
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) fail("expected PATH=VALUE, e.g. jobs.0.epochs=1");
@@ -261,7 +267,9 @@ void context::fail(const YAML::Node& at, const std::string& path, const std::str
     const auto cut = p.find_last_of(".[");
     p = cut == std::string::npos ? std::string{} : p.substr(0, cut);
   }
-  if (from) throw input_error(source_ + ": --set '" + from->text + "': " + shown + ": " + what);
+  if (from)
+    throw input_error(source_ + ": --set '" + detail::shown(from->text) + "': " + shown + ": " +
+                      what);
   if (no_line) throw input_error(source_ + ": " + shown + ": " + what);
   throw input_error(source_ + ":" + std::to_string(at.Mark().line + 1) + ": " + shown + ": " +
                     what);
@@ -275,7 +283,7 @@ std::int64_t context::as_int(const YAML::Node& n, const std::string& path) const
   if (!all_digits(s.substr(digits_from))) bad();
   errno = 0;
   const long long v = std::strtoll(s.c_str(), nullptr, 10);
-  if (errno == ERANGE) fail(n, path, "integer out of range: " + s);
+  if (errno == ERANGE) fail(n, path, "integer out of range: " + shown(s));
   return v;
 }
 
@@ -311,7 +319,7 @@ std::string context::as_enum(const YAML::Node& n, const std::string& path,
   if (std::find(names.begin(), names.end(), s) != names.end()) return s;
   const auto near = closest(s, names);
   fail(n, path,
-       "must be one of " + join(names) + "; got \"" + s + "\"" +
+       "must be one of " + join(names) + "; got \"" + shown(s) + "\"" +
            (near.empty() ? "" : " (did you mean '" + near + "'?)"));
 }
 

@@ -68,5 +68,8 @@ class context {
 
 // A short description of a node's type for "expected X, got Y" messages.
 std::string describe(const YAML::Node& n);
+// A value as an error message shows it: whole up to 60 characters, else its first 60 and its
+// length ("aaaa... (5000 characters)"), so a bad value cannot flood the terminal.
+std::string shown(const std::string& value);
 
 }  // namespace troupe::config::detail
