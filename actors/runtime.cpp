@@ -10,6 +10,7 @@
 #include "actors/metrics_hub.hpp"
 #include "actors/task_manager.hpp"
 #include "core/error.hpp"
+#include "core/job_rules.hpp"
 
 namespace troupe {
 namespace {
@@ -25,22 +26,13 @@ void check_job(const config::job_config& job) {
       throw input_error("job '" + job.name + "': " + e.what());
     }
   }
-  // Embedding apps build configs without config_load: the same rule as there.
-  if (job.optimizer.form == "distributed" &&
-      (job.optimizer.kind != "max-adabelief" || job.sync.mode != "allreduce"))
-    throw input_error("job '" + job.name +
-                      "': optimizer.form: distributed needs optimizer.kind: max-adabelief and "
-                      "sync.mode: allreduce");
+  // Embedding apps build configs without config_load: the same rules as there.
+  if (const auto r = config::job_rule_violation(job))
+    throw input_error("job '" + job.name + "': " + r->section + "." + r->key + ": " + r->what);
   if (job.sync.ps_shards < 1)
     throw input_error("job '" + job.name + "': sync.ps_shards must be at least 1");
   if (job.batch <= 0) throw input_error("job '" + job.name + "': batch must be positive");
   if (job.name.empty()) throw input_error("a job has no name");
-  // allreduce and local keep parameters and optimizer replicas on the workers, which take no
-  // part in checkpoints yet.
-  if (job.sync.mode != "ps" && !job.checkpoint.dir.empty() &&
-      (job.checkpoint.every_steps > 0 || job.checkpoint.every_seconds > 0))
-    throw input_error("job '" + job.name + "': checkpoint is not available with sync.mode: " +
-                      job.sync.mode + " yet (use sync.mode: ps, or remove the checkpoint keys)");
 }
 
 }  // namespace

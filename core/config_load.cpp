@@ -13,6 +13,7 @@
 #include "core/config_yaml.hpp"
 #include "core/dependency_cycle.hpp"
 #include "core/error.hpp"
+#include "core/job_rules.hpp"
 
 namespace troupe::config {
 
@@ -349,14 +350,6 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
   v.integer("max_steps", j.max_steps, at_least_one);
   v.number("max_seconds", j.max_seconds, positive);
   if (const auto s = v.sub("sync")) read_sync(cx, *s, j.sync);
-  // The distributed form allreduces Max-AdaBelief's moments: nothing else defines it.
-  if (j.optimizer.form == "distributed" &&
-      (j.optimizer.kind != "max-adabelief" || j.sync.mode != "allreduce"))
-    v.sub("optimizer")
-        ->fail("form",
-               "distributed needs optimizer.kind: max-adabelief and "
-               "sync.mode: allreduce (got kind: " +
-                   j.optimizer.kind + ", sync.mode: " + j.sync.mode + ")");
 
   if (v.has("resources")) {
     // Either `resources: [a, b]` or `resources: {groups: [a, b]}`; the map form leaves room for
@@ -409,6 +402,10 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
       if (cls == "max_restarts" || cls == "restart_window") continue;
       j.supervision[cls] = cx.as_enum(kv.second, s->path(cls), {"restart", "migrate", "fail-job"});
     }
+  }
+  if (const auto r = job_rule_violation(j)) {
+    if (const auto s = v.sub(r->section)) s->fail(r->key, r->what);
+    v.fail(r->section, r->what);
   }
   return j;
 }

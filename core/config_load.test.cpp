@@ -1,4 +1,5 @@
 #include "core/config_load.hpp"
+#include "core/job_rules.hpp"
 
 #include <doctest/doctest.h>
 
@@ -87,7 +88,7 @@ TEST_CASE("every key of the schema is read into its field") {
     epochs: 4
     max_steps: 100
     max_seconds: 2.5
-    sync: {mode: local, period: adaptive}
+    sync: {mode: ps, ps_shards: 3}
     resources: [slow]
     placement: resource-state
     seed: 9
@@ -123,7 +124,7 @@ TEST_CASE("every key of the schema is read into its field") {
   CHECK(a.optimizer.form == "replicated");  // distributed needs sync: allreduce
   CHECK(a.max_steps == 100);
   CHECK(a.max_seconds == doctest::Approx(2.5));
-  CHECK(a.sync.period == "adaptive");
+  CHECK(a.sync.ps_shards == 3);  // period: the sync cases below (checkpoints need ps)
   CHECK(a.resources == std::vector<std::string>{"slow"});
   CHECK(a.placement == "resource-state");
   CHECK(a.seed == 9);
@@ -566,4 +567,25 @@ TEST_CASE("a bad value is echoed cut to a readable length, with its size") {
   const auto set = error_of(base, {"jobs.0.batch=" + huge});
   CHECK(set.find("(5000 characters)") != std::string::npos);
   CHECK(set.size() < 400);
+}
+
+TEST_CASE("rules across keys are the ones an embedding app meets too (core/job_rules)") {
+  const auto add = [](const std::string& lines) {
+    std::string s = base;
+    s.insert(s.find("    batch: 32"), lines);
+    return s;
+  };
+  expect(error_of(add("    optimizer: {kind: adam, form: distributed}\n")),
+         "13: jobs[0].optimizer.form:", "needs optimizer.kind: max-adabelief");
+  expect(error_of(add("    sync: {mode: allreduce}\n"
+                      "    checkpoint: {dir: /tmp/x, every_steps: 5}\n")),
+         "14: jobs[0].checkpoint.dir:", "not available with sync.mode: allreduce");
+  // The same rule on a config built in code, as an embedding app would.
+  auto cfg = parse_config(base, "ok.yaml");
+  cfg.jobs[0].sync.mode = "local";
+  cfg.jobs[0].checkpoint = {"/tmp/x", 5, 0.0};
+  const auto r = troupe::config::job_rule_violation(cfg.jobs[0]);
+  REQUIRE(r);
+  CHECK(r->section == "checkpoint");
+  CHECK(r->what.find("sync.mode: local") != std::string::npos);
 }

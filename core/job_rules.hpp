@@ -1,0 +1,21 @@
+#pragma once
+// The rules of a job config that tie keys together, in one place for both ways a config is made:
+// the YAML loader (core/config_load, which adds the file and line) and an embedding app that
+// builds a config_job in code (actors/runtime checks it before anything starts).
+#include <optional>
+#include <string>
+
+#include "core/config.hpp"
+
+namespace troupe::config {
+
+struct rule_violation {
+  std::string section;  // the job's key that holds the offending key, e.g. "optimizer"
+  std::string key;      // e.g. "form"
+  std::string what;
+};
+
+// The first rule `job` breaks, or nothing.
+std::optional<rule_violation> job_rule_violation(const job_config& job);
+
+}  // namespace troupe::config
