@@ -67,33 +67,35 @@ double undelayed_median(const timed_run& run, std::int64_t steps, Delayed delaye
   return median(others);
 }
 
+// Two SGD workers for `steps` steps under `sync`, with one `delay` fault entry.
+timed_run run_delayed(const std::string& sync, std::int64_t steps, const std::string& fault) {
+  return run_timed(
+      config_text(two_workers, "{kind: sgd, lr: 0.05}", sync, steps, "      - " + fault + "\n"),
+      steps);
+}
+
 }  // namespace
 
 TEST_CASE("delay fault, sync: ps: the gradient push of the faulted steps is held back") {
   const std::int64_t steps = 12;
-  const auto run = run_timed(
-      config_text(two_workers, "{kind: sgd, lr: 0.05}", "{mode: ps}", steps,
-                  "      - {step: 3, action: delay, target: cpu/1, seconds: 0.1, until_step: 5}\n"),
-      steps);
+  const auto run = run_delayed(
+      "{mode: ps}", steps, "{step: 3, action: delay, target: cpu/1, seconds: 0.1, until_step: 5}");
   CHECK(undelayed_median(run, steps, [](std::int64_t s) { return s >= 3 && s <= 5; }) < 0.05);
   CHECK(run.job.faults.injected == 1);
 }
 
 TEST_CASE("delay fault, sync: allreduce: the faulted steps' reductions wait") {
   const std::int64_t steps = 10;
-  const auto run = run_timed(
-      config_text(two_workers, "{kind: sgd, lr: 0.05}", "{mode: allreduce}", steps,
-                  "      - {step: 6, action: delay, target: cpu/0, seconds: 0.1, until_step: 7}\n"),
-      steps);
+  const auto run =
+      run_delayed("{mode: allreduce}", steps,
+                  "{step: 6, action: delay, target: cpu/0, seconds: 0.1, until_step: 7}");
   CHECK(undelayed_median(run, steps, [](std::int64_t s) { return s == 6 || s == 7; }) < 0.05);
 }
 
 TEST_CASE("delay fault, sync: local: only the averaging rounds wait") {
   const std::int64_t steps = 16;
-  const auto run =
-      run_timed(config_text(two_workers, "{kind: sgd, lr: 0.05}", "{mode: local, period: 4}", steps,
-                            "      - {step: 0, action: delay, target: cpu/0, seconds: 0.1}\n"),
-                steps);
+  const auto run = run_delayed("{mode: local, period: 4}", steps,
+                               "{step: 0, action: delay, target: cpu/0, seconds: 0.1}");
   CHECK(undelayed_median(run, steps, [](std::int64_t s) { return (s + 1) % 4 == 0; }) < 0.05);
   CHECK(run.job.sync.rounds == 4);
 }
