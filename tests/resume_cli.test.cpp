@@ -91,12 +91,17 @@ TEST_CASE("kill -9 mid-job, then --resume: completes, losing at most one checkpo
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   const std::string bin = troupe_binary().string(), cfg_s = cfg.string(), logs_s = logs.string();
+  // From step 60 on, every step of the first run waits 50 ms: it cannot end before the two
+  // checkpoints (steps 20 and 40) are seen and it is killed, however the poller below is
+  // scheduled. Faults are not part of a checkpoint's identity, so the resume runs at full speed.
   std::vector<char*> argv = {const_cast<char*>(bin.c_str()),
                              const_cast<char*>("run"),
                              const_cast<char*>(cfg_s.c_str()),
                              const_cast<char*>("--log-dir"),
                              const_cast<char*>(logs_s.c_str()),
                              const_cast<char*>("--quiet"),
+                             const_cast<char*>("--inject"),
+                             const_cast<char*>("delay:cpu/0+50@60-"),
                              nullptr};
   pid_t pid = -1;
   REQUIRE(posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv.data(), environ) == 0);
