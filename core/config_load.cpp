@@ -13,6 +13,7 @@
 #include "core/config_yaml.hpp"
 #include "core/dependency_cycle.hpp"
 #include "core/error.hpp"
+#include "core/idx_files.hpp"
 #include "core/job_rules.hpp"
 
 namespace troupe::config {
@@ -469,7 +470,7 @@ void check_dataset(const context& cx, const job_config& j, const YAML::Node& job
     cx.fail(at, p, "dataset directory not found: " + d.path + whose);
   for (const auto& f : idx_file_names()) {
     const auto file = fs::path(d.path) / f;
-    if (!fs::is_regular_file(file, ec) && !fs::is_regular_file(file.string() + ".gz", ec))
+    if (find_idx_file(d.path, f).empty())
       cx.fail(at, p, "dataset file not found: " + file.string() + " (or .gz)" + whose);
   }
 }

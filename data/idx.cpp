@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 
 #include "core/error.hpp"
+#include "core/idx_files.hpp"
 
 namespace troupe::data {
 namespace {
@@ -158,11 +158,9 @@ dataset load_idx_pair(const std::string& images_path, const std::string& labels_
 }
 
 std::string idx_file_in(const std::string& dir, const std::string& name) {
-  const std::string p = (dir.empty() || dir.back() == '/' ? dir : dir + "/") + name;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(p + ".gz", ec) && std::filesystem::is_regular_file(p, ec))
-    return p;
-  return p + ".gz";
+  const std::string found = find_idx_file(dir, name);
+  return found.empty() ? (dir.empty() || dir.back() == '/' ? dir : dir + "/") + name + ".gz"
+                       : found;
 }
 
 train_test load_fashion_mnist(const std::string& dir) {

@@ -21,8 +21,8 @@ std::vector<std::int32_t> read_idx_labels(const std::string& path);
 dataset load_idx_pair(const std::string& images_path, const std::string& labels_path,
                       const std::string& name);
 
-// The file `name` of an IDX directory: NAME.gz when it exists, else the plain NAME when that
-// exists, else NAME.gz (so an error names what was looked for first).
+// The file `name` of an IDX directory as core/idx_files.hpp finds it (NAME.gz, else NAME; the
+// config check asks the same), else NAME.gz, so an error names what was looked for first.
 std::string idx_file_in(const std::string& dir, const std::string& name);
 
 // The four files of Fashion-MNIST (as the Debian package dataset-fashion-mnist installs them,

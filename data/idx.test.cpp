@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/idx_files.hpp"
 #include "core/rng.hpp"
 #include "core/testing.hpp"
 
@@ -172,4 +173,18 @@ TEST_CASE("an IDX directory of plain files loads as well as one of .gz files") {
     CHECK(idx_file_in(dir.path.string(), "t10k-images-idx3-ubyte") ==
           dir / ("t10k-images-idx3-ubyte" + ext));
   }
+}
+
+TEST_CASE("one resolver for the config check and the loader: NAME.gz, else NAME, else none") {
+  temp_dir dir;
+  const std::string d = dir.path.string();
+  CHECK(troupe::find_idx_file(d, "a").empty());
+  CHECK(idx_file_in(d, "a") == dir / "a.gz");  // what an error then names
+  write_raw(dir / "a", {1});
+  CHECK(troupe::find_idx_file(d, "a") == dir / "a");
+  write_raw(dir / "a.gz", {1});
+  CHECK(troupe::find_idx_file(d, "a") == dir / "a.gz");
+  CHECK(idx_file_in(d, "a") == dir / "a.gz");
+  fs::create_directories(dir.path / "b.gz");  // a directory is not a file
+  CHECK(troupe::find_idx_file(d, "b").empty());
 }
