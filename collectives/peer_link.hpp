@@ -45,7 +45,9 @@ struct message_header {
 
 // Receives the payload of one message, possibly in several pieces (a shared-memory ring hands
 // over one slot at a time). `offset` is where the piece starts inside the payload, `total` the
-// payload size. Pieces arrive in order and always start at a multiple of 64 bytes.
+// payload size. Pieces arrive in order and always start at a multiple of 64 bytes of the payload,
+// but the address may have any alignment (ZeroMQ's usually is not 4-byte aligned): read typed
+// values with memcpy, as add_into does.
 using consume_fn = std::function<void(const std::byte* piece, std::size_t bytes, std::size_t offset,
                                       std::size_t total)>;
 

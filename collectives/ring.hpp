@@ -21,8 +21,7 @@ void chain_broadcast(communicator& comm, std::byte* data, std::size_t bytes, int
                      const op_tag& tag, std::uint32_t phase, const op_context& ctx,
                      std::size_t chunk_bytes);
 
-// dst[i] += src[i]; src may be unaligned for floats only in theory: every transport hands over
-// pieces at 64-byte multiples of a malloc'd or mmap'd buffer.
+// dst[i] += src[i]; src may have any alignment (a ZeroMQ body usually is not 4-byte aligned).
 void add_into(float* dst, const std::byte* src, std::size_t count);
 // dst[i] = max(dst[i], src[i]).
 void max_into(float* dst, const std::byte* src, std::size_t count);
