@@ -173,7 +173,7 @@ void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation,
   s->generation = generation;
   s->members = members;
   s->optimizer = optimizer_spec_of(cfg_.optimizer);
-  s->distributed = cfg_.optimizer.form == "distributed";
+  s->distributed = cfg_.optimizer.form == optimizer_form::distributed;
   s->deadline_seconds = deadline_seconds_;
   s->reducer = make_shared_reducer(members);
   session_ = std::move(s);

@@ -166,7 +166,7 @@ TEST_CASE("distributed max-adabelief averages m_hat and maxes s_hat across membe
 
 TEST_CASE("the job aborts an allreduce in flight: the waiting workers return quickly") {
   config::job_config cfg;
-  cfg.optimizer.kind = "sgd";
+  cfg.optimizer.kind = troupe::optimizer_kind::sgd;
   job_allreduce job{cfg, 60.0};  // a long deadline: only the abort can end the wait
   auto initial = std::make_shared<param_store>(count);
   for (int r = 0; r < members; ++r) job.replica(static_cast<std::size_t>(r), initial);

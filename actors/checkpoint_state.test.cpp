@@ -81,7 +81,7 @@ config::job_config job_cfg() {
   config::job_config c;
   c.name = "j";
   c.model.hidden = {32, 16};
-  c.optimizer.kind = "adam";
+  c.optimizer.kind = troupe::optimizer_kind::adam;
   c.batch = 64;
   return c;
 }

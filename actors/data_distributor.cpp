@@ -69,7 +69,7 @@ caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id jo
         plan.step = req.step;
         plan.data_epoch = st.sampler->pass_of(req.step);
         std::shared_ptr<const msg::index_list> indices;
-        if (st.cfg.data.mode == "sharded") {
+        if (st.cfg.data.mode == data_mode::sharded) {
           try {
             auto s = sharded_step(st, req.step);
             indices = std::make_shared<const msg::index_list>(std::move(s.indices));

@@ -92,15 +92,15 @@ fault_effect inject(stateful<worker_state>* self, std::int64_t step) {
   const auto f = st.setup->faults->fire(st.setup->device.name, st.setup->group, step);
   if (!f) return fault_effect::none;
   const std::string at = " at step " + std::to_string(step);
-  if (f->action == "kill") {
+  if (f->action == fault_action::kill) {
     self->quit(runtime_failure("injected kill" + at));
     return fault_effect::stop;
   }
-  if (f->action == "drop") return fault_effect::drop;
+  if (f->action == fault_action::drop) return fault_effect::drop;
   // hang / partition: silent until released by the supervisor, or for the hang's seconds.
   const double wait = f->seconds > 0 ? f->seconds : st.setup->max_hang_seconds;
-  if (st.setup->cancel->wait_for(wait) || f->action == "partition") {
-    self->quit(runtime_failure("injected " + f->action + at + ": released"));
+  if (st.setup->cancel->wait_for(wait) || f->action == fault_action::partition) {
+    self->quit(runtime_failure(std::string("injected ") + name_of(f->action) + at + ": released"));
     return fault_effect::stop;
   }
   return fault_effect::none;
@@ -150,7 +150,8 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   if (effect == fault_effect::drop) return;
   const msg::local_ref<msg::grad_buffer> grad{st.grad};
   // sync: ps pushes the gradient with step_done: that is what a slow link holds back.
-  const double delay = st.setup->sync_mode == "ps" ? delay_seconds(st.setup->delay, cmd.step) : 0;
+  const double delay =
+      st.setup->sync_mode == sync_mode::ps ? delay_seconds(st.setup->delay, cmd.step) : 0;
   if (delay > 0)
     self->delayed_send(job, to_timespan(delay), done, grad);
   else

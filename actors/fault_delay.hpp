@@ -17,7 +17,8 @@ namespace troupe::actors {
 inline double delay_seconds(const std::vector<config::fault_config>& delays, std::int64_t step) {
   double s = 0.0;
   for (const auto& f : delays)
-    if (f.action == "delay" && step >= f.step && (f.until_step < 0 || step <= f.until_step))
+    if (f.action == fault_action::delay && step >= f.step &&
+        (f.until_step < 0 || step <= f.until_step))
       s += f.seconds;
   return s;
 }
@@ -27,7 +28,7 @@ inline std::int64_t started_delays(const std::vector<config::fault_config>& faul
                                    std::int64_t steps) {
   std::int64_t n = 0;
   for (const auto& f : faults)
-    if (f.action == "delay" && f.step < steps) ++n;
+    if (f.action == fault_action::delay && f.step < steps) ++n;
   return n;
 }
 

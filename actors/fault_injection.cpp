@@ -33,13 +33,14 @@ std::optional<config::fault_config> fault_plan::fire(const std::string& name,
     const auto& f = faults_[i];
     // At S, or at the first step after S that this worker computes (it was out at S).
     if (fired_[i] || f.step > step) continue;
-    const bool one_shot = f.action == "kill" || f.action == "hang" || f.action == "drop";
+    const bool one_shot = f.action == fault_action::kill || f.action == fault_action::hang ||
+                          f.action == fault_action::drop;
     if (one_shot && f.target == name) {
       fired_[i] = true;
       return f;
     }
     // A partition cuts off every worker of the group, each once.
-    if (f.action == "partition" && f.target == group) {
+    if (f.action == fault_action::partition && f.target == group) {
       auto& who = partitioned_[i];
       if (std::find(who.begin(), who.end(), name) != who.end()) continue;
       who.push_back(name);
@@ -54,7 +55,9 @@ std::int64_t fault_plan::injected(std::int64_t steps_done) const {
   std::int64_t n = 0;
   for (std::size_t i = 0; i < faults_.size(); ++i) {
     const auto& f = faults_[i];
-    if (fired_[i] || !partitioned_[i].empty() || (f.action == "slow" && f.step < steps_done)) ++n;
+    if (fired_[i] || !partitioned_[i].empty() ||
+        (f.action == fault_action::slow && f.step < steps_done))
+      ++n;
   }
   return n;
 }

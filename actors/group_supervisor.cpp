@@ -29,14 +29,20 @@ double now_seconds(self_ptr self) {
 }
 
 // Edges 3 and 5 after the worker is gone: decide and tell the job.
-void on_failure(self_ptr self, const supervised_worker& w, const std::string& kind,
+// `kind` nothing: bad input, the worker cannot be built here; nothing to restart.
+void on_failure(self_ptr self, const supervised_worker& w, std::optional<failure_class> kind,
                 const std::string& reason) {
   auto& st = self->state;
   const group_state::key k{w.spec.job, w.spec.rank};
-  msg::worker_down down{w.spec.job, w.spec.generation, w.spec.rank, kind, reason, "fail-job", ""};
+  msg::worker_down down;
+  down.job = w.spec.job;
+  down.generation = w.spec.generation;
+  down.rank = w.spec.rank;
+  down.kind = kind.value_or(failure_class::crash);
+  down.bad_input = !kind;
+  down.reason = reason;
   st.failed[k] = w;
-  const auto cls = policies::parse_failure_class(kind);
-  if (!cls) {  // input: the worker cannot be built here; nothing to restart
+  if (!kind) {
     down.decision = "cannot start: fail the job";
     self->send(w.job, down);
     return;
@@ -48,9 +54,9 @@ void on_failure(self_ptr self, const supervised_worker& w, const std::string& ki
             .emplace(k, rng(w.setup->seed).fork(0x50000u + static_cast<std::uint64_t>(w.spec.rank)))
             .first;
   auto& intensity = st.intensity.try_emplace(k, w.setup->restarts).first->second;
-  const auto d = policies::decide(*cls, w.setup->supervision, intensity, now_seconds(self),
+  const auto d = policies::decide(*kind, w.setup->supervision, intensity, now_seconds(self),
                                   st.backoff, it->second);
-  down.action = policies::to_string(d.action);
+  down.action = d.action;
   down.decision = d.reason;
   self->send(w.job, down);
   if (d.action == policies::supervisor_action::restart) {
@@ -80,10 +86,11 @@ caf::behavior group_supervisor_with(stateful<group_state>* self, config::group_c
     st.workers.erase(it);
     st.handles.erase(down.source);
     const auto text = failure_text(self->system(), down.reason);
-    const std::string kind = is_input_failure(down.reason)
-                                 ? "input"
-                                 : policies::to_string(policies::classify_message(text));
-    on_failure(self, w, kind, text);
+    on_failure(self, w,
+               is_input_failure(down.reason)
+                   ? std::nullopt
+                   : std::optional<failure_class>(policies::classify_message(text)),
+               text);
   });
   return {
       // Edge 1.

@@ -70,10 +70,10 @@ struct fixture : testing::deterministic_system {
     sched.run();
   }
 
-  std::shared_ptr<worker_setup> spawn(std::int32_t rank,
-                                      const std::map<std::string, std::string>& supervision = {}) {
+  std::shared_ptr<worker_setup> spawn(
+      std::int32_t rank, const std::map<failure_class, failure_policy>& supervision = {}) {
     auto setup = std::make_shared<worker_setup>();
-    setup->supervision = policies::policy_table::from_config(supervision);
+    setup->supervision = policies::policy_table(supervision);
     caf::anon_send(job, msg::spawn_worker{9, 1, rank, rank, "cpu/" + std::to_string(rank)},
                    msg::local_ref<worker_setup>{setup}, sup);
     sched.run();
@@ -99,8 +99,8 @@ TEST_CASE_FIXTURE(fixture, "crashes restart with exponential backoff, then escal
     CAPTURE(k);
     crash(rec->workers.back());
     REQUIRE(rec->downs.size() == k + 1);
-    CHECK(rec->downs.back().kind == "crash");
-    CHECK(rec->downs.back().action == "restart");
+    CHECK(rec->downs.back().kind == failure_class::crash);
+    CHECK(rec->downs.back().action == failure_policy::restart);
     CHECK(rec->downs.back().rank == 1);
     // Not before the backoff...
     advance(backoffs[k] - 1ms);
@@ -112,7 +112,7 @@ TEST_CASE_FIXTURE(fixture, "crashes restart with exponential backoff, then escal
   // Restart R + 1 = 4 within the window: escalate.
   crash(rec->workers.back());
   REQUIRE(rec->downs.size() == 4);
-  CHECK(rec->downs.back().action == "migrate");
+  CHECK(rec->downs.back().action == failure_policy::migrate);
   advance(10s);
   CHECK(rec->workers.size() == 4);
   // The job keeps its last member: it asks for the restart itself.
@@ -132,12 +132,12 @@ TEST_CASE_FIXTURE(
   REQUIRE(rec->workers.size() == 1);
   crash(rec->workers.back());
   REQUIRE(rec->downs.size() == 1);
-  CHECK(rec->downs.back().action == "restart");
+  CHECK(rec->downs.back().action == failure_policy::restart);
   advance(50ms);
   REQUIRE(rec->workers.size() == 2);
   crash(rec->workers.back());
   REQUIRE(rec->downs.size() == 2);
-  CHECK(rec->downs.back().action == "migrate");
+  CHECK(rec->downs.back().action == failure_policy::migrate);
 }
 
 TEST_CASE_FIXTURE(fixture, "a restarted worker starts from the job's current share") {
@@ -157,31 +157,31 @@ TEST_CASE_FIXTURE(fixture, "a restarted worker starts from the job's current sha
 TEST_CASE_FIXTURE(fixture, "a hang reported by the job releases, stops and restarts the worker") {
   auto setup = spawn(0);
   REQUIRE(rec->workers.size() == 1);
-  caf::anon_send(sup, msg::worker_failed{9, 1, 0, "hang", "no answer within 0.5 s"});
+  caf::anon_send(sup, msg::worker_failed{9, 1, 0, failure_class::hang, "no answer within 0.5 s"});
   sched.run();
   CHECK(setup->cancel->cancelled());  // the hung thread wakes up and quits
   REQUIRE(rec->downs.size() == 1);
-  CHECK(rec->downs[0].kind == "hang");
-  CHECK(rec->downs[0].action == "restart");
+  CHECK(rec->downs[0].kind == failure_class::hang);
+  CHECK(rec->downs[0].action == failure_policy::restart);
   advance(50ms);
   CHECK(rec->workers.size() == 2);
   // The stopped incarnation's own exit is not a second failure.
   CHECK(rec->downs.size() == 1);
   // A report for a worker that is already gone is ignored.
-  caf::anon_send(sup, msg::worker_failed{9, 1, 7, "hang", "unknown rank"});
+  caf::anon_send(sup, msg::worker_failed{9, 1, 7, failure_class::hang, "unknown rank"});
   sched.run();
   CHECK(rec->downs.size() == 1);
 }
 
 TEST_CASE_FIXTURE(fixture, "the job's supervision map picks the policy per class") {
-  spawn(0, {{"crash", "migrate"}});
-  spawn(1, {{"crash", "fail-job"}});
+  spawn(0, {{failure_class::crash, failure_policy::migrate}});
+  spawn(1, {{failure_class::crash, failure_policy::fail_job}});
   REQUIRE(rec->workers.size() == 2);
   crash(rec->workers[0]);
   crash(rec->workers[1]);
   REQUIRE(rec->downs.size() == 2);
-  CHECK(rec->downs[0].action == "migrate");
-  CHECK(rec->downs[1].action == "fail-job");
+  CHECK(rec->downs[0].action == failure_policy::migrate);
+  CHECK(rec->downs[1].action == failure_policy::fail_job);
   CHECK_FALSE(sched.has_pending_timeout());
   // A device error's default is migrate (policies/supervision.hpp), found from the reason text.
   spawn(2);
@@ -189,8 +189,8 @@ TEST_CASE_FIXTURE(fixture, "the job's supervision map picks the policy per class
                  std::string("CUDA error: illegal access"));
   sched.run();
   REQUIRE(rec->downs.size() == 3);
-  CHECK(rec->downs[2].kind == "device-error");
-  CHECK(rec->downs[2].action == "migrate");
+  CHECK(rec->downs[2].kind == failure_class::device_error);
+  CHECK(rec->downs[2].action == failure_policy::migrate);
 }
 
 TEST_CASE_FIXTURE(fixture, "a release drops a pending restart") {

@@ -44,7 +44,7 @@ caf::message_handler common(job_self self) {
       [=](msg::wait_atom) {
         auto& st = self->state;
         if (st.progress == st.watched_progress) {
-          finish(self, "failed",
+          finish(self, job_status::failed,
                  "no progress for " + std::to_string(st.launch.step_deadline_seconds) +
                      " s (step " + std::to_string(st.step) + ")");
           return;
@@ -63,12 +63,13 @@ caf::message_handler common(job_self self) {
       },
       // Edge 6 before RUNNING: nothing is in flight, so the job ends now.
       [=](const msg::drain& m) {
-        if (self->state.gate.admit(m)) finish(self, "cancelled");
+        if (self->state.gate.admit(m)) finish(self, job_status::cancelled);
       },
       // Edge 7: outside RUNNING and DRAINING no worker failure can be handled.
       [=](const msg::worker_down& m) {
         ++self->state.progress;
-        if (auto why = unhandled_failure(self, m)) finish(self, "failed", *why, m.kind == "input");
+        if (auto why = unhandled_failure(self, m))
+          finish(self, job_status::failed, *why, m.bad_input);
       },
       [=](msg::query_atom) {
         return caf::make_message(self->state.gate.dropped(), self->state.step);
@@ -92,7 +93,7 @@ caf::message_handler stepping(job_self self) {
       [=](const msg::worker_ready& m) { on_restarted_ready(self, m); },
       [=](const msg::worker_down& m) {
         ++self->state.progress;
-        if (auto why = on_worker_down(self, m)) finish(self, "failed", *why, m.kind == "input");
+        if (auto why = on_worker_down(self, m)) finish(self, job_status::failed, *why, m.bad_input);
       },
       [=](const msg::step_timeout& t) { on_step_timeout(self, t); },
   };
@@ -129,12 +130,12 @@ void enter(job_self self, job_phase phase) {
   if (phase != job_phase::done) self->become(behavior_of(self, phase));
 }
 
-void finish(job_self self, const std::string& status, const std::string& error, bool bad_input) {
+void finish(job_self self, job_status status, const std::string& error, bool bad_input) {
   auto& st = self->state;
   if (st.phase == job_phase::done) return;
   if (st.sync) {
-    if (const auto why = st.sync->end(self, status == "completed", status); !why.empty()) {
-      finish(self, "failed", why);
+    if (const auto why = st.sync->end(self, status); !why.empty()) {
+      finish(self, job_status::failed, why);
       return;
     }
   }
@@ -161,7 +162,8 @@ void finish(job_self self, const std::string& status, const std::string& error, 
 }
 
 void fail(job_self self, const caf::error& e, const std::string& where) {
-  finish(self, "failed", where + ": " + failure_text(self->system(), e), is_input_failure(e));
+  finish(self, job_status::failed, where + ": " + failure_text(self->system(), e),
+         is_input_failure(e));
 }
 
 caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
@@ -173,7 +175,8 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
   self->set_default_handler(drop_quietly);
   // The sync mode's actors and the distributor are ours: one dying is the job failing (edge 7).
   self->set_down_handler([=](const caf::down_msg& d) {
-    finish(self, "failed", "a job actor stopped: " + failure_text(self->system(), d.reason));
+    finish(self, job_status::failed,
+           "a job actor stopped: " + failure_text(self->system(), d.reason));
   });
   st.distributor =
       spawn_detached(self, data_distributor, st.gate.job(), st.gate.generation(), st.launch.cfg);

@@ -44,7 +44,7 @@ struct fixture : testing::deterministic_system {
     job_launch launch;
     launch.id = 7;
     launch.cfg.name = "probe";
-    launch.cfg.data.dataset = "synthetic";
+    launch.cfg.data.dataset = troupe::dataset_kind::synthetic;
     launch.cfg.data.synthetic_samples = 64;
     launch.cfg.batch = 16;
     launch.task_manager = tm;
@@ -57,7 +57,7 @@ struct fixture : testing::deterministic_system {
     caf::anon_send(job, msg::drain{7, 1});
     sched.run();
     REQUIRE(rec->msgs.size() == 1);
-    CHECK(rec->msgs[0].status == "cancelled");
+    CHECK(rec->msgs[0].status == troupe::job_status::cancelled);
     return rec->reports.at(0);
   }
   ~fixture() {
@@ -91,13 +91,15 @@ TEST_CASE_FIXTURE(fixture, "a drain before RUNNING cancels the job at once; a st
   CHECK(rec->msgs[0].name == "probe");
   CHECK(r.steps == 0);
   CHECK(r.stale_dropped == 1);
-  CHECK(r.sync.mode == "ps");
+  CHECK(r.sync.mode == troupe::sync_mode::ps);
 }
 
 TEST_CASE_FIXTURE(fixture, "a worker failure of a rank the job does not have is ignored") {
   // No workers yet: rank 3 is not this job's, nor is a message of job 8.
-  caf::anon_send(job, msg::worker_down{7, 1, 3, "crash", "gone", "restart", "crash: restart"});
-  caf::anon_send(job, msg::worker_down{8, 1, 0, "crash", "gone", "restart", "crash: restart"});
+  caf::anon_send(job, msg::worker_down{7, 1, 3, failure_class::crash, false, "gone",
+                                       failure_policy::restart, "crash: restart"});
+  caf::anon_send(job, msg::worker_down{8, 1, 0, failure_class::crash, false, "gone",
+                                       failure_policy::restart, "crash: restart"});
   sched.run();
   CHECK(rec->msgs.empty());
   CHECK(cancel().stale_dropped == 0);

@@ -83,7 +83,7 @@ void checkpoint_init(job_self self) {
   if (st.ckpt.resumed_from) st.ckpt.cycle.resumed(*st.ckpt.resumed_from);
   if (!asked) return;
   if (!st.sync->checkpoints()) {
-    log(self, "checkpoints: not taken in sync: " + st.launch.cfg.sync.mode +
+    log(self, std::string("checkpoints: not taken in sync: ") + name_of(st.launch.cfg.sync.mode) +
                   " (the optimizer state lives on the workers; only sync: ps captures it)");
     return;
   }
@@ -112,7 +112,7 @@ void checkpoint_boundary(job_self self) {
   snap->pass = pos.pass;
   snap->position = pos.position;
   snap->rng = pos.rng;
-  snap->optimizer_kind = cfg.optimizer.kind;
+  snap->optimizer_kind = name_of(cfg.optimizer.kind);
   snap->pass_loss_sum = st.pass_stats.loss_sum;
   snap->pass_samples = st.pass_stats.samples;
   snap->pass_correct = st.pass_stats.correct;

@@ -39,38 +39,47 @@ data::train_test hold_out(data::dataset all, std::uint64_t seed) {
   return out;
 }
 
-}  // namespace
-
-data_bundle load_job_data(const config::data_config& cfg, std::uint64_t seed) {
-  data::train_test tt;
-  if (cfg.dataset == "fashion-mnist" || cfg.dataset == "idx") {
-    tt = data::load_fashion_mnist(cfg.path.empty() ? config::default_fashion_mnist_path : cfg.path);
-  } else if (cfg.dataset == "csv") {
-    tt = hold_out(data::load_csv(cfg.path), seed);
-  } else if (cfg.dataset == "synthetic") {
-    rng r(seed);
-    const std::size_t n = cfg.synthetic_samples ? cfg.synthetic_samples : 4096;
-    if (cfg.synthetic_kind == "linear") {
-      tt = hold_out(data::make_linear_regression(n, 16, 0.1, r).data, seed);
-    } else if (cfg.synthetic_kind == "blobs") {
-      tt = hold_out(data::make_gaussian_blobs(n, 10, 32, 4.0, r).data, seed);
-    } else if (cfg.synthetic_kind == "hard-easy") {
+data::dataset make_synthetic(const config::data_config& cfg, std::uint64_t seed) {
+  rng r(seed);
+  const std::size_t n = cfg.synthetic_samples ? cfg.synthetic_samples : 4096;
+  switch (cfg.generator) {
+    case synthetic_kind::linear:
+      return data::make_linear_regression(n, 16, 0.1, r).data;
+    case synthetic_kind::blobs:
+      break;
+    case synthetic_kind::hard_easy: {
       // 10% of the samples sit within 0.25 of a class boundary (data priority's test bed).
       data::hard_easy_options o;
       o.n = n;
       o.classes = 4;
       o.d = 8;
       o.hard_fraction = 0.1;
-      tt = hold_out(data::make_hard_easy_blobs(o, r).data, seed);
-    } else {
-      throw input_error("data.synthetic_kind: unknown kind '" + cfg.synthetic_kind +
-                        "' (blobs | linear | hard-easy)");
+      return data::make_hard_easy_blobs(o, r).data;
     }
-  } else {
-    throw input_error("data.dataset: unknown dataset '" + cfg.dataset + "'");
+  }
+  return data::make_gaussian_blobs(n, 10, 32, 4.0, r).data;
+}
+
+}  // namespace
+
+data_bundle load_job_data(const config::data_config& cfg, std::uint64_t seed) {
+  data::train_test tt;
+  switch (cfg.dataset) {
+    case dataset_kind::fashion_mnist:
+    case dataset_kind::idx:
+      tt = data::load_fashion_mnist(cfg.path.empty() ? config::default_fashion_mnist_path
+                                                     : cfg.path);
+      break;
+    case dataset_kind::csv:
+      tt = hold_out(data::load_csv(cfg.path), seed);
+      break;
+    case dataset_kind::synthetic:
+      tt = hold_out(make_synthetic(cfg, seed), seed);
+      break;
   }
   if (tt.train.n == 0)
-    throw input_error("data: the training set of '" + cfg.dataset + "' is empty");
+    throw input_error(std::string("data: the training set of '") + name_of(cfg.dataset) +
+                      "' is empty");
   if (!cfg.preprocess.empty()) {
     data::pipeline p(cfg.preprocess);
     p.fit_apply(tt.train);

@@ -94,7 +94,7 @@ std::optional<std::string> unhandled_failure(job_self self, const msg::worker_do
   if (m.job != st.gate.job() || m.rank < 0 || static_cast<std::size_t>(m.rank) >= st.workers.size())
     return std::nullopt;
   const auto& name = st.workers[static_cast<std::size_t>(m.rank)].name;
-  return "worker " + name + " " + m.kind + ": " + m.reason +
+  return "worker " + name + " " + msg::cause_name(m) + ": " + m.reason +
          (m.decision.empty() ? "" : " (" + m.decision + ")");
 }
 
@@ -102,12 +102,12 @@ std::optional<std::string> on_worker_down(job_self self, const msg::worker_down&
   auto& st = self->state;
   if (m.job != st.gate.job() || m.rank < 0 || static_cast<std::size_t>(m.rank) >= st.workers.size())
     return std::nullopt;
-  if (m.kind == "input" || m.action == "fail-job" || !st.sync->survives_member_loss())
+  if (m.bad_input || m.action == failure_policy::fail_job || !st.sync->survives_member_loss())
     return unhandled_failure(self, m);
   down_event e;
   e.rank = m.rank;
   e.kind = m.kind;
-  e.restart = m.action == "restart";
+  e.restart = m.action == failure_policy::restart;
   e.reason = m.reason;
   e.decision = m.decision;
   const auto c = st.mem.on_down(e, now_s(self), st.weights);
@@ -125,7 +125,7 @@ void on_step_timeout(job_self self, const msg::step_timeout& t) {
     f.kind = s.kind;
     f.reason = s.reason;
     const auto r = static_cast<std::size_t>(s.rank);
-    log(self, "worker " + st.workers[r].name + " " + f.kind + ": " + f.reason);
+    log(self, "worker " + st.workers[r].name + " " + name_of(f.kind) + ": " + f.reason);
     self->send(supervisor_of(self, r), f);
   }
 }

@@ -11,7 +11,7 @@
 
 namespace troupe::actors {
 
-job_report make_report(stateful<job_state>* self, const std::string& status) {
+job_report make_report(stateful<job_state>* self, job_status status) {
   auto& st = self->state;
   const auto& cfg = st.launch.cfg;
   job_report r;
@@ -35,7 +35,7 @@ job_report make_report(stateful<job_state>* self, const std::string& status) {
   }
   // A failed job may stop mid-reduce with the shards still writing: its parameters are not a
   // consistent version, so only a job that ended at a step boundary reports them.
-  if (st.store && status != "failed") {
+  if (st.store && status != job_status::failed) {
     const auto& v = st.store->values;
     double sq = 0.0;
     for (float x : v) sq += static_cast<double>(x) * x;

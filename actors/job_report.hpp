@@ -10,6 +10,6 @@ namespace troupe::actors {
 
 // `status` is completed | cancelled | failed; a failed job reports no parameters (it may have
 // stopped mid-reduce, with the shards still writing).
-job_report make_report(stateful<job_state>* self, const std::string& status);
+job_report make_report(stateful<job_state>* self, job_status status);
 
 }  // namespace troupe::actors

@@ -21,7 +21,7 @@ void choose_weights(job_self self) {
   auto& st = self->state;
   const auto& cfg = st.launch.cfg;
   st.weights.assign(st.workers.size(), 1.0);
-  if (cfg.data.split == "even") {
+  if (cfg.data.split == split_kind::even) {
     start_running(self);
     return;
   }
@@ -72,7 +72,7 @@ std::string describe_fault(const config::fault_config& f) {
   try {
     return config::fault_to_string(f);
   } catch (const std::exception&) {
-    return f.action + ":" + f.target + "@" + std::to_string(f.step);
+    return name_of(f.action) + (":" + f.target) + "@" + std::to_string(f.step);
   }
 }
 
@@ -124,8 +124,8 @@ std::shared_ptr<worker_setup> setup_of(job_self self, const group_slot& slot, in
   auto setup = std::make_shared<worker_setup>();
   setup->job_name = cfg.name;
   setup->group = slot.group.name;
-  setup->device.kind = devices::parse_device_kind(slot.group.device);
-  setup->device.base = devices::parse_device_kind(slot.group.base);
+  setup->device.kind = slot.group.device;
+  setup->device.base = slot.group.base;
   setup->device.name = w.name;
   setup->device.threads = slot.group.threads;
   setup->device.slowdown = slot.group.slowdown;
@@ -138,8 +138,9 @@ std::shared_ptr<worker_setup> setup_of(job_self self, const group_slot& slot, in
   setup->data = st.data;
   setup->params = st.sync->params_for(static_cast<std::size_t>(rank), st.store);
   for (const auto& f : st.faults->faults())
-    if ((f.action == "slow" || f.action == "delay") && (f.target == w.group || f.target == w.name))
-      (f.action == "slow" ? setup->slow : setup->delay).push_back(f);
+    if ((f.action == fault_action::slow || f.action == fault_action::delay) &&
+        (f.target == w.group || f.target == w.name))
+      (f.action == fault_action::slow ? setup->slow : setup->delay).push_back(f);
   setup->sync_mode = cfg.sync.mode;
   setup->faults = st.faults;
   setup->max_hang_seconds = st.launch.step_deadline_seconds;
@@ -157,10 +158,10 @@ void on_data(job_self self, const data_bundle& bundle) {
   try {
     build_model(self, bundle);
   } catch (const input_error& e) {
-    finish(self, "failed", "job '" + cfg.name + "': " + e.what(), true);
+    finish(self, job_status::failed, "job '" + cfg.name + "': " + e.what(), true);
     return;
   } catch (const std::exception& e) {
-    finish(self, "failed", "job '" + cfg.name + "': " + e.what());
+    finish(self, job_status::failed, "job '" + cfg.name + "': " + e.what());
     return;
   }
   st.steps_per_pass = step_sampler::steps_per_pass(bundle.train->n, cfg.batch);
@@ -172,14 +173,7 @@ void on_data(job_self self, const data_bundle& bundle) {
                 st.store->values.size(), static_cast<long long>(st.steps_total));
   log(self, buf);
 
-  policies::policy_table supervision;
-  try {
-    supervision =
-        policies::policy_table::from_config(cfg.supervision, "job '" + cfg.name + "' supervision");
-  } catch (const input_error& e) {
-    finish(self, "failed", e.what(), true);
-    return;
-  }
+  const policies::policy_table supervision(cfg.supervision);
   st.faults = std::make_shared<fault_plan>(job_faults(self));
 
   // Ask each supervisor for the workers of its devices; rank order = allocation order.
@@ -190,13 +184,13 @@ void on_data(job_self self, const data_bundle& bundle) {
       worker_slot w;
       w.group = slot.group.name;
       w.name = slot.group.name + "/" + std::to_string(dev);
-      w.device = slot.group.device;
+      w.device = name_of(slot.group.device);
       st.workers.push_back(w);
       std::shared_ptr<worker_setup> setup;
       try {
         setup = setup_of(self, slot, dev, rank, supervision);
       } catch (const input_error& e) {
-        finish(self, "failed", "group '" + slot.group.name + "': " + e.what(), true);
+        finish(self, job_status::failed, "group '" + slot.group.name + "': " + e.what(), true);
         return;
       }
       auto sw = tagged<msg::spawn_worker>(self);

@@ -107,7 +107,7 @@ using job_self = stateful<job_state>*;
 // actors/job.cpp: the phase edges.
 void enter(job_self self, job_phase phase);
 // Edges 5, 6', 7: report, release everything the job holds, quit.
-void finish(job_self self, const std::string& status, const std::string& error = "",
+void finish(job_self self, job_status status, const std::string& error = "",
             bool bad_input = false);
 void fail(job_self self, const caf::error& e, const std::string& where);
 

@@ -31,7 +31,7 @@ void evaluate(job_self self) {
   st.answers = 0;
   const auto n = static_cast<std::int64_t>(st.data.test ? st.data.test->n : 0);
   if (n == 0) {
-    finish(self, "completed");
+    finish(self, job_status::completed);
     return;
   }
   const auto counts = data::split_weighted(n, st.mem.member_weights(st.weights));
@@ -103,7 +103,7 @@ void begin_step(job_self self, msg::step_plan plan, const msg::local_ref<msg::in
 void next_step(job_self self) {
   auto& st = self->state;
   if (st.phase == job_phase::draining) {
-    finish(self, "cancelled");
+    finish(self, job_status::cancelled);
     return;
   }
   if (should_stop(self)) {
@@ -171,7 +171,7 @@ void complete_step(job_self self) {
   try {
     if (auto line = st.sync->commit(st.step, step_s - reduce_s, reduce_s, loss)) log(self, *line);
   } catch (const std::exception& e) {
-    finish(self, "failed", e.what());
+    finish(self, job_status::failed, e.what());
     return;
   }
   ++st.step;
@@ -234,7 +234,7 @@ bool step_live(job_self self) {
 void start_running(job_self self) {
   auto& st = self->state;
   enter(self, job_phase::running);
-  std::string text = "split (" + st.launch.cfg.data.split + ") shares:";
+  std::string text = std::string("split (") + name_of(st.launch.cfg.data.split) + ") shares:";
   double sum = 0.0;
   for (double w : st.weights) sum += w;
   for (std::size_t r = 0; r < st.workers.size(); ++r) {
@@ -247,7 +247,7 @@ void start_running(job_self self) {
   auto upd = tagged<msg::split_update>(self);
   upd.weights = st.weights;
   self->send(st.distributor, upd);
-  if (st.launch.cfg.data.split == "adaptive") {
+  if (st.launch.cfg.data.split == split_kind::adaptive) {
     st.rebalancer = self->spawn(rebalancer_actor, caf::actor_cast<caf::actor>(self), st.gate.job(),
                                 st.gate.generation(), st.workers.size(), st.launch.cfg.batch,
                                 rebalancer_options{});
@@ -339,7 +339,7 @@ void on_eval_done(job_self self, const msg::eval_done& m) {
   st.eval_stats.samples += static_cast<std::size_t>(m.samples);
   st.eval_stats.correct += static_cast<std::size_t>(m.correct);
   if (++st.answers < st.eval_expected) return;
-  finish(self, "completed");
+  finish(self, job_status::completed);
 }
 
 }  // namespace troupe::actors

@@ -4,8 +4,14 @@ namespace troupe::actors {
 
 std::unique_ptr<job_sync> make_job_sync(const config::job_config& cfg, msg::job_id job,
                                         double deadline_seconds) {
-  if (cfg.sync.mode == "allreduce") return make_allreduce_sync(cfg, deadline_seconds);
-  if (cfg.sync.mode == "local") return make_local_sync(cfg, deadline_seconds);
+  switch (cfg.sync.mode) {
+    case sync_mode::allreduce:
+      return make_allreduce_sync(cfg, deadline_seconds);
+    case sync_mode::local:
+      return make_local_sync(cfg, deadline_seconds);
+    case sync_mode::ps:
+      break;
+  }
   return make_ps_sync(cfg, job);
 }
 

@@ -78,9 +78,8 @@ class job_sync {
   virtual bool checkpoints() const { return false; }
   // Sends the capture; returns the number of parts to collect (0: none).
   virtual int capture(caf::event_based_actor*, const msg::ckpt_capture&) { return 0; }
-  // `completed`: the run reached its end. Returns why the result is not consistent, or "".
-  virtual std::string end(caf::event_based_actor* self, bool completed,
-                          const std::string& status) = 0;
+  // The job ends with `status`. Returns why a completed run's result is not consistent, or "".
+  virtual std::string end(caf::event_based_actor* self, job_status status) = 0;
   virtual void fill_report(job_report& r, std::int64_t steps) const = 0;
 };
 

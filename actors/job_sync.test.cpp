@@ -21,7 +21,7 @@ std::shared_ptr<param_store> store_of(std::vector<float> v) {
   return s;
 }
 
-config::job_config job(const char* period = "1") {
+config::job_config job(std::int64_t period = 1) {
   config::job_config c;
   c.name = "j";
   c.sync.period = period;
@@ -58,14 +58,14 @@ TEST_CASE("allreduce: a replica per rank, published together, checked at the end
   CHECK_FALSE(s->commit(4, 0.1, 0.1, 1.0));
   CHECK(r0->version.load() == 5);
   CHECK(r1->version.load() == 5);
-  CHECK(s->end(nullptr, true, "completed").empty());
+  CHECK(s->end(nullptr, job_status::completed).empty());
   r1->values[2] = 9.0f;
-  const auto why = s->end(nullptr, true, "completed");
+  const auto why = s->end(nullptr, job_status::completed);
   CHECK(why.find("replica of rank 1 differs") != std::string::npos);
 }
 
 TEST_CASE("local: stops on time only after an average; the period decides the averages") {
-  auto s = make_local_sync(job("3"), 30.0);
+  auto s = make_local_sync(job(3), 30.0);
   auto store = store_of({1, 2});
   s->params_for(0, store);
   s->open_generation(nullptr, 1, 1, 1, true);

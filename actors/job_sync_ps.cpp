@@ -69,7 +69,7 @@ class ps_sync final : public job_sync {
     return static_cast<int>(shards_.size());
   }
 
-  std::string end(caf::event_based_actor* self, bool, const std::string&) override {
+  std::string end(caf::event_based_actor* self, job_status) override {
     for (auto& s : shards_) self->send_exit(s, caf::exit_reason::user_shutdown);
     shards_.clear();
     return {};

@@ -41,9 +41,9 @@ class allreduce_sync : public job_sync {
   }
 
   // Release workers blocked in a reduction; a completed run's replicas must agree.
-  std::string end(caf::event_based_actor*, bool completed, const std::string& status) override {
-    if (!completed) {
-      replicas_.abort("job " + status);
+  std::string end(caf::event_based_actor*, job_status status) override {
+    if (status != job_status::completed) {
+      replicas_.abort(std::string("job ") + name_of(status));
       return {};
     }
     return replicas_.check_replicas();

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/median.hpp"
@@ -59,17 +60,6 @@ void fill_sync_report(job_report& r, const config::job_config& cfg, const local_
   for (const auto& c : local->history()) r.sync.period_history.push_back({c.step, c.period});
 }
 
-int parse_sync_period(const std::string& period) {
-  if (period == "adaptive") return 0;
-  const bool digits = !period.empty() && period.size() < 10 &&
-                      period.find_first_not_of("0123456789") == std::string::npos;
-  const int p = digits ? std::stoi(period) : 0;
-  if (p < 1)
-    throw input_error("sync.period: must be a positive integer or \"adaptive\", got '" + period +
-                      "'");
-  return p;
-}
-
 namespace {
 
 // The tuner refuses a first loss at the floor (0); such a run has nothing left to average for.
@@ -81,13 +71,15 @@ double loss_for_tuner(double loss) {
 
 local_sync::local_sync(const config::job_config& cfg, local_sync_options options)
     : options_(options), lr_(cfg.optimizer.lr) {
-  const int p = parse_sync_period(cfg.sync.period);
-  adaptive_ = p == 0;
+  adaptive_ = cfg.sync.adaptive_period;
   if (adaptive_ && options_.warmup < 1) throw input_error("local_sync: warmup must be >= 1");
-  period_ = adaptive_ ? 1 : p;
+  if (!adaptive_ && (cfg.sync.period < 1 || cfg.sync.period > std::numeric_limits<int>::max()))
+    throw input_error("sync.period: must be a positive integer or \"adaptive\", got " +
+                      std::to_string(cfg.sync.period));
+  period_ = adaptive_ ? 1 : static_cast<int>(cfg.sync.period);
   history_.push_back({0, period_,
                       adaptive_ ? "warm-up: average every step to measure comm and compute"
-                                : "sync.period: " + cfg.sync.period});
+                                : "sync.period: " + std::to_string(period_)});
 }
 
 bool local_sync::averages(std::int64_t, bool last) const {

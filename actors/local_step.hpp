@@ -70,7 +70,7 @@ struct local_sync_options {
 // The averaging schedule. Plain C++ (no CAF, no clock): the job feeds it timings and losses.
 class local_sync {
  public:
-  // Throws input_error when `cfg.sync.period` is neither a positive integer nor "adaptive".
+  // Throws input_error when `cfg.sync.period` is not a positive int (and not adaptive).
   explicit local_sync(const config::job_config& cfg, local_sync_options options = {});
 
   // Does step `step` end with an average? `last`: the job stops after it.
@@ -101,8 +101,5 @@ class local_sync {
 // period, the averaging rounds and the period history.
 void fill_sync_report(job_report& r, const config::job_config& cfg, const local_sync* local,
                       std::int64_t steps);
-
-// `period` as config gives it: a positive integer, or "adaptive" (0 here). Throws input_error.
-int parse_sync_period(const std::string& period);
 
 }  // namespace troupe::actors

@@ -96,11 +96,13 @@ double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
   return std::sqrt(d / n);
 }
 
-config::job_config job_with(const std::string& period) {
+// period 0: adaptive.
+config::job_config job_with(std::int64_t period) {
   config::job_config cfg;
   cfg.optimizer.lr = 0.1;
-  cfg.sync.mode = "local";
+  cfg.sync.mode = sync_mode::local;
   cfg.sync.period = period;
+  cfg.sync.adaptive_period = period == 0;
   return cfg;
 }
 
@@ -150,7 +152,7 @@ TEST_CASE("period 4: replicas drift between averages and agree after the last on
 }
 
 TEST_CASE("local_sync: a fixed period averages every N steps and on the last step") {
-  local_sync ls(job_with("3"));
+  local_sync ls(job_with(3));
   CHECK_FALSE(ls.adaptive());
   std::vector<std::int64_t> averaged;
   for (std::int64_t s = 0; s < 10; ++s) {
@@ -169,7 +171,7 @@ TEST_CASE(
     "the loss") {
   local_sync_options o;
   o.warmup = 5;
-  local_sync ls(job_with("adaptive"), o);
+  local_sync ls(job_with(0), o);
   REQUIRE(ls.adaptive());
   std::int64_t s = 0;
   double loss = 2.0;
@@ -201,23 +203,23 @@ TEST_CASE(
 }
 
 TEST_CASE("local_sync adaptive: cheap communication keeps averaging every step") {
-  local_sync ls(job_with("adaptive"));
+  local_sync ls(job_with(0));
   for (std::int64_t s = 0; s < 5; ++s) ls.on_applied(s, true, 0.010, 0.0002, 1.0);
   CHECK(ls.period() == 1);  // ceil(4 sqrt(0.02)) = 1
 }
 
-TEST_CASE("sync.period must be a positive integer or adaptive") {
-  CHECK(parse_sync_period("7") == 7);
-  CHECK(parse_sync_period("adaptive") == 0);
-  for (const std::string bad : {"0", "-2", "", "often", "99999999999"}) {
+TEST_CASE("sync.period must be a positive int or adaptive") {
+  CHECK(local_sync(job_with(7)).period() == 7);
+  CHECK(local_sync(job_with(0)).period() == 1);  // adaptive: warm-up averages every step
+  for (const std::int64_t bad : {std::int64_t{-2}, std::int64_t{99999999999}}) {
     CAPTURE(bad);
-    CHECK_THROWS_AS(parse_sync_period(bad), input_error);
+    CHECK_THROWS_AS(local_sync(job_with(bad)), input_error);
   }
 }
 
 TEST_CASE("delay faults: windows, open ends, overlaps") {
   config::fault_config a;
-  a.action = "delay";
+  a.action = troupe::fault_action::delay;
   a.step = 3;
   a.until_step = 5;
   a.seconds = 0.02;
@@ -226,7 +228,7 @@ TEST_CASE("delay faults: windows, open ends, overlaps") {
   b.until_step = -1;
   b.seconds = 0.1;
   config::fault_config slow = a;
-  slow.action = "slow";
+  slow.action = troupe::fault_action::slow;
   const std::vector<config::fault_config> fs{a, b, slow};
   CHECK(delay_seconds(fs, 2) == 0.0);
   CHECK(delay_seconds(fs, 3) == doctest::Approx(0.02));

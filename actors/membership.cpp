@@ -99,11 +99,11 @@ member_commands membership::on_down(const down_event& e, double now,
   member_commands out;
   const auto r = static_cast<std::size_t>(e.rank);
   if (e.rank < 0 || r >= status_.size() || status_[r] == member_status::migrated) return out;
-  const std::string what = "worker " + names_[r] + " " + e.kind + ": " + e.reason;
+  const std::string what = "worker " + names_[r] + " " + name_of(e.kind) + ": " + e.reason;
   const double detected = reported_at_[r] >= 0 ? reported_at_[r] : now;
   reported_at_[r] = -1.0;
   ++report_.failures;
-  ++report_.failures_by_class[e.kind];
+  ++report_.failures_by_class[name_of(e.kind)];
   open_recoveries_.push_back(detected);
   const bool was_member = status_[r] == member_status::member;
   std::string text = "failure: " + what + "; " + e.decision;
@@ -168,7 +168,8 @@ std::vector<silent_member> membership::on_timeout(std::int64_t seq, double now) 
     }
     silent_member m;
     m.rank = static_cast<std::int32_t>(r);
-    m.kind = in_group >= 2 && silent_in_group == in_group ? "lost-group" : "hang";
+    m.kind = in_group >= 2 && silent_in_group == in_group ? failure_class::lost_group
+                                                          : failure_class::hang;
     char buf[160];
     std::snprintf(buf, sizeof buf, "no answer to step %lld within the %.3f s deadline",
                   static_cast<long long>(step_), deadline);

@@ -66,7 +66,7 @@ struct slice_result {
 // A member the job reports to its supervisor (worker_failed).
 struct silent_member {
   std::int32_t rank = 0;
-  std::string kind;  // hang | lost-group
+  failure_class kind = failure_class::hang;  // hang | lost_group
   std::string reason;
 };
 
@@ -86,7 +86,7 @@ struct member_commands {
 // A worker_down as the job sees it.
 struct down_event {
   std::int32_t rank = 0;
-  std::string kind;      // the failure class's report name (crash, hang, ...)
+  failure_class kind = failure_class::crash;
   bool restart = false;  // the supervisor restarts it (else: migrate)
   std::string reason;    // what happened
   std::string decision;  // the supervisor's decision, for the log

@@ -28,7 +28,7 @@ auto grad() {
 down_event down(std::int32_t rank, bool restart) {
   down_event e;
   e.rank = rank;
-  e.kind = "crash";
+  e.kind = troupe::failure_class::crash;
   e.restart = restart;
   e.reason = "injected kill";
   e.decision = restart ? "crash: restart" : "crash: migrate";
@@ -170,7 +170,7 @@ TEST_CASE("a deadline names the silent members: hang, or lost-group for a whole 
     REQUIRE(silent.size() == t.reported.size());
     for (std::size_t i = 0; i < silent.size(); ++i) {
       CHECK(silent[i].rank == t.reported[i].first);
-      CHECK(silent[i].kind == t.reported[i].second);
+      CHECK(name_of(silent[i].kind) == t.reported[i].second);
       CHECK(silent[i].reason.find("no answer to step 5") == 0);
     }
     // Reported once: the next deadline of the same dispatch does not name them again.

@@ -32,6 +32,8 @@
 #include <caf/meta/type_name.hpp>
 #include <caf/type_id.hpp>
 
+#include "core/kinds.hpp"
+
 namespace troupe::msg {
 
 using job_id = std::uint32_t;
@@ -268,19 +270,25 @@ struct worker_ready {
 };
 
 // group_supervisor -> job: a worker failed and what the supervisor does about it. `kind` is the
-// failure class (crash | hang | device-error | out-of-memory | lost-group, policies/supervision)
-// or `input` (it could not build its device or model); `action` is restart (after a backoff; the
-// new incarnation sends worker_ready) | migrate (gone: its share moves to the others) |
-// fail-job. `generation` is the one the worker was spawned in: the job matches it by rank.
+// failure class (policies/supervision), unless `bad_input`: the worker could not build its device
+// or model. `action` is restart (after a backoff; the new incarnation sends worker_ready) |
+// migrate (gone: its share moves to the others) | fail_job. `generation` is the one the worker
+// was spawned in: the job matches it by rank.
 struct worker_down {
   job_id job = 0;
   generation_id generation = 0;
   std::int32_t rank = 0;
-  std::string kind;
+  failure_class kind = failure_class::crash;
+  bool bad_input = false;
   std::string reason;
-  std::string action;
+  failure_policy action = failure_policy::fail_job;
   std::string decision;  // the supervisor's one line for the job log
 };
+
+// How logs and errors name a worker_down's cause: its class, or "input".
+inline const char* cause_name(const worker_down& m) {
+  return m.bad_input ? "input" : name_of(m.kind);
+}
 
 // job -> group_supervisor: the job found this worker failed without dying (no answer by the step
 // deadline: hang, or its whole group silent: lost-group). The supervisor releases and stops it
@@ -289,7 +297,7 @@ struct worker_failed {
   job_id job = 0;
   generation_id generation = 0;
   std::int32_t rank = 0;
-  std::string kind;
+  failure_class kind = failure_class::hang;
   std::string reason;
 };
 
@@ -327,7 +335,7 @@ struct job_finished {
   job_id job = 0;
   generation_id generation = 0;
   std::string name;
-  std::string status;  // completed | failed | cancelled
+  job_status status = job_status::failed;  // completed | failed | cancelled
   std::string error;
   bool bad_input = false;  // failed on a troupe::input_error (exit 2 at the command line)
 };
@@ -438,7 +446,8 @@ TROUPE_INSPECT(split_update, x.job, x.generation, x.weights)
 TROUPE_INSPECT(split_decision, x.job, x.generation, x.step, x.slices, x.reason)
 TROUPE_INSPECT(spawn_worker, x.job, x.generation, x.rank, x.device_index, x.name)
 TROUPE_INSPECT(worker_ready, x.job, x.generation, x.rank, x.capability)
-TROUPE_INSPECT(worker_down, x.job, x.generation, x.rank, x.kind, x.reason, x.action, x.decision)
+TROUPE_INSPECT(worker_down, x.job, x.generation, x.rank, x.kind, x.bad_input, x.reason, x.action,
+               x.decision)
 TROUPE_INSPECT(worker_failed, x.job, x.generation, x.rank, x.kind, x.reason)
 TROUPE_INSPECT(step_timeout, x.job, x.generation, x.step, x.seq)
 TROUPE_INSPECT(restart_worker, x.job, x.generation, x.rank)

@@ -86,7 +86,8 @@ caf::behavior metrics_hub(stateful<hub_state>* self,
       [=](const msg::job_finished& f) {
         auto& st = self->state;
         if (auto* lg = log_of(st, f.name)) {
-          lg->info("finished: {}{}", f.status, f.error.empty() ? "" : " (" + f.error + ")");
+          lg->info("finished: {}{}", name_of(f.status),
+                   f.error.empty() ? "" : " (" + f.error + ")");
           lg->flush();
         }
         // The logger stays: the task manager's last event for this job still goes to its file.

@@ -97,7 +97,7 @@ TEST_CASE_FIXTURE(fixture, "the distributor plans by weight and drops stale requ
   caf::scoped_actor job{sys, true};
   config::job_config cfg;
   cfg.name = "plan";
-  cfg.data.dataset = "synthetic";
+  cfg.data.dataset = troupe::dataset_kind::synthetic;
   cfg.data.synthetic_samples = 100;
   cfg.batch = 10;
   cfg.seed = 3;

@@ -75,7 +75,7 @@ struct worker_setup {
   // `delay` entries that target this device (actors/fault_delay.hpp), and the job's sync mode,
   // which says what the delay holds back.
   std::vector<config::fault_config> delay;
-  std::string sync_mode = "ps";
+  troupe::sync_mode sync_mode = troupe::sync_mode::ps;
   // Weight of this job on a shared device (share_gate): one cell per job, which the job sets on
   // every share_update before forwarding it, so that a restarted worker (the supervisor copies
   // this setup) starts from the current share, not from the config's.

@@ -27,7 +27,7 @@ nlohmann::json to_json(const job_report& j) {
     history.push_back({{"step", c.step}, {"period", c.period}});
   nlohmann::json out = {
       {"name", j.name},
-      {"status", j.status},
+      {"status", name_of(j.status)},
       {"epochs", j.epochs},
       {"steps", j.steps},
       {"global_batch", j.global_batch},
@@ -50,7 +50,7 @@ nlohmann::json to_json(const job_report& j) {
         {"lost_steps", j.faults.lost_steps},
         {"recovery_ms", j.faults.recovery_ms}}},
       {"sync",
-       {{"mode", j.sync.mode},
+       {{"mode", name_of(j.sync.mode)},
         {"period", j.sync.period},
         {"rounds", j.sync.rounds},
         {"period_history", history}}},
@@ -104,9 +104,9 @@ nlohmann::json to_json(const run_report& r) {
 int exit_code(const run_report& r) {
   int rc = 0;
   for (const auto& j : r.jobs) {
-    if (j.status == "completed") continue;
-    if (j.status == "failed" && j.bad_input) return 2;
-    if (j.status == "failed") rc = 1;
+    if (j.status == job_status::completed) continue;
+    if (j.status == job_status::failed && j.bad_input) return 2;
+    if (j.status == job_status::failed) rc = 1;
   }
   return rc;
 }

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/kinds.hpp"
+
 namespace troupe {
 
 struct worker_report {
@@ -37,7 +39,7 @@ struct fault_report {
 
 // How the job synchronised its workers (`sync` in the JSON).
 struct sync_report {
-  std::string mode = "ps";  // ps | allreduce | local
+  sync_mode mode = sync_mode::ps;
   int period = 1;           // local: the final period (steps per average); 1 otherwise
   std::int64_t rounds = 0;  // reductions of gradients (ps, allreduce) or of parameters (local)
   struct change {
@@ -66,10 +68,10 @@ struct param_report {
 
 struct job_report {
   std::string name;
-  std::string status = "failed";  // completed | failed | cancelled
-  std::string error;              // why it failed (empty otherwise); not in the JSON when empty
-  bool bad_input = false;         // failed on bad input (a dataset, a model spec): exit 2
-  std::int64_t epochs = 0;        // passes over the training set begun
+  job_status status = job_status::failed;  // completed | failed | cancelled
+  std::string error;        // why it failed (empty otherwise); not in the JSON when empty
+  bool bad_input = false;   // failed on bad input (a dataset, a model spec): exit 2
+  std::int64_t epochs = 0;  // passes over the training set begun
   std::int64_t steps = 0;
   std::int64_t global_batch = 0;
   double started_s = 0.0;  // since the run began

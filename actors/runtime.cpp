@@ -6,7 +6,6 @@
 #include <caf/send.hpp>
 
 #include "actors/caf_compat.hpp"
-#include "actors/local_step.hpp"
 #include "actors/metrics_hub.hpp"
 #include "actors/task_manager.hpp"
 #include "core/error.hpp"
@@ -16,23 +15,10 @@ namespace troupe {
 namespace {
 
 void check_job(const config::job_config& job) {
-  if (job.sync.mode != "ps" && job.sync.mode != "allreduce" && job.sync.mode != "local")
-    throw input_error("job '" + job.name + "': sync.mode '" + job.sync.mode +
-                      "' is not available in this build (ps, allreduce, local)");
-  if (job.sync.mode == "local") {
-    try {
-      actors::parse_sync_period(job.sync.period);
-    } catch (const input_error& e) {
-      throw input_error("job '" + job.name + "': " + e.what());
-    }
-  }
   // Embedding apps build configs without config_load: the same rules as there.
   if (const auto r = config::job_rule_violation(job))
-    throw input_error("job '" + job.name + "': " + r->section + "." + r->key + ": " + r->what);
-  if (job.sync.ps_shards < 1)
-    throw input_error("job '" + job.name + "': sync.ps_shards must be at least 1");
-  if (job.batch <= 0) throw input_error("job '" + job.name + "': batch must be positive");
-  if (job.name.empty()) throw input_error("a job has no name");
+    throw input_error("job '" + job.name + "': " + (r->section.empty() ? "" : r->section + ".") +
+                      r->key + ": " + r->what);
 }
 
 }  // namespace
@@ -52,8 +38,8 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
   if (cfg.cluster.groups.empty()) throw input_error(cfg.source + ": cluster.groups is empty");
   for (const auto& j : cfg.jobs) {
     check_job(j);
-    if (!opts.resume_dir.empty() && j.sync.mode != "ps")
-      throw input_error("--resume: job '" + j.name + "' uses sync.mode: " + j.sync.mode +
+    if (!opts.resume_dir.empty() && j.sync.mode != sync_mode::ps)
+      throw input_error("--resume: job '" + j.name + "' uses sync.mode: " + name_of(j.sync.mode) +
                         ", which cannot resume from a checkpoint yet (ps only)");
   }
   impl_->cfg = std::move(cfg);

@@ -15,7 +15,7 @@ models::model_spec model_spec_of(const config::model_config& c, const data::data
 
 models::optimizer_spec optimizer_spec_of(const config::optimizer_config& c) {
   models::optimizer_spec os;
-  os.kind = c.kind;
+  os.kind = name_of(c.kind);
   os.lr = c.lr;
   os.momentum = c.momentum;
   os.nesterov = c.nesterov;

@@ -29,7 +29,7 @@ TEST_CASE("every model key of the config reaches the model spec") {
 
 TEST_CASE("every optimizer key of the config reaches the optimizer spec") {
   config::optimizer_config c;
-  c.kind = "adamw";
+  c.kind = optimizer_kind::adamw;
   c.lr = 0.02;
   c.momentum = 0.5;
   c.nesterov = true;

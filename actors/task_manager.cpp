@@ -34,7 +34,7 @@ void event(self_ptr self, const std::string& job, const std::string& what,
 }
 
 // A job that ends without ever running (cancelled, bad demand) still gets a report.
-void end_unstarted(self_ptr self, const queued_entry& q, const std::string& status,
+void end_unstarted(self_ptr self, const queued_entry& q, job_status status,
                    const std::string& error, bool bad_input) {
   auto& st = self->state;
   job_report r;
@@ -46,7 +46,7 @@ void end_unstarted(self_ptr self, const queued_entry& q, const std::string& stat
   r.started_s = r.finished_s = seconds_since(st.opts.run_t0);
   st.reports.push_back(r);
   st.outcomes[q.cfg.name] = status;
-  event(self, q.cfg.name, status);
+  event(self, q.cfg.name, name_of(status));
 }
 
 void deliver_if_idle(self_ptr self) {
@@ -55,9 +55,9 @@ void deliver_if_idle(self_ptr self) {
   auto data = std::make_shared<run_report_data>();
   data->report.jobs = st.reports;
   for (const auto& g : st.groups) {
-    data->report.cluster.groups.push_back({g.cfg.name, g.cfg.device, g.cfg.count, g.cfg.threads,
-                                           g.cfg.weight.value_or(0.0), g.cfg.slowdown,
-                                           g.cfg.row_seconds.value_or(0.0)});
+    data->report.cluster.groups.push_back({g.cfg.name, name_of(g.cfg.device), g.cfg.count,
+                                           g.cfg.threads, g.cfg.weight.value_or(0.0),
+                                           g.cfg.slowdown, g.cfg.row_seconds.value_or(0.0)});
     data->report.cluster.devices += g.cfg.count;
   }
   data->report.cluster.wall_seconds = seconds_since(st.opts.run_t0);
@@ -74,7 +74,9 @@ bool cancel_orphans(self_ptr self) {
     std::string dead;
     for (const auto& dep : it->cfg.after) {
       auto o = st.outcomes.find(dep);
-      if (o != st.outcomes.end() && (o->second == "failed" || o->second == "cancelled")) dead = dep;
+      if (o != st.outcomes.end() &&
+          (o->second == job_status::failed || o->second == job_status::cancelled))
+        dead = dep;
     }
     if (dead.empty()) {
       ++it;
@@ -82,7 +84,8 @@ bool cancel_orphans(self_ptr self) {
     }
     auto q = *it;
     it = st.queue.erase(it);
-    end_unstarted(self, q, "cancelled", "job '" + dead + "' it depends on did not complete", false);
+    end_unstarted(self, q, job_status::cancelled,
+                  "job '" + dead + "' it depends on did not complete", false);
     any = true;
   }
   return any;
@@ -135,16 +138,17 @@ void schedule(self_ptr self) {
   std::vector<policies::job_request> pending;
   std::set<std::string> completed, running;
   for (const auto& [name, outcome] : st.outcomes) {
-    if (outcome == "completed") completed.insert(name);
-    if (outcome == "running") running.insert(name);
+    if (outcome == job_status::completed) completed.insert(name);
+    if (outcome == job_status::running) running.insert(name);
   }
   std::vector<policies::group_state> groups;
   for (const auto& g : st.groups) {
     int free = 0;
     for (bool b : g.busy) free += b ? 0 : 1;
     if (g.cfg.shared) free = g.cfg.count;  // time-sliced, never held exclusively
-    groups.push_back({g.cfg.name, free, g.cfg.count,
-                      g.cfg.weight.value_or(g.cfg.device == "sim" ? 1.0 / g.cfg.slowdown : 1.0)});
+    groups.push_back(
+        {g.cfg.name, free, g.cfg.count,
+         g.cfg.weight.value_or(g.cfg.device == device_kind::sim ? 1.0 / g.cfg.slowdown : 1.0)});
   }
   // Jobs that name a group that does not exist can never run (edge 4).
   for (auto it = st.queue.begin(); it != st.queue.end();) {
@@ -159,7 +163,7 @@ void schedule(self_ptr self) {
     }
     auto q = *it;
     it = st.queue.erase(it);
-    end_unstarted(self, q, "failed",
+    end_unstarted(self, q, job_status::failed,
                   "job '" + q.cfg.name + "': resources: no group named '" + unknown + "'", true);
   }
   // A job whose dependencies were not all submitted yet is left out of this pass: it waits.
@@ -180,7 +184,7 @@ void schedule(self_ptr self) {
     for (auto& r : pending) {
       const auto& q = *std::find_if(st.queue.begin(), st.queue.end(),
                                     [&](const queued_entry& e) { return e.cfg.name == r.name; });
-      r.kind = policies::parse_placement(q.cfg.placement);
+      r.kind = q.cfg.placement;
     }
     // Backfill: a job whose groups are free starts even while an earlier (or higher-priority)
     // job waits for other groups; admission order still follows priority, so a waiting job gets
@@ -194,7 +198,7 @@ void schedule(self_ptr self) {
     const std::string what = e.what();
     auto bad = st.queue;
     st.queue.clear();
-    for (const auto& b : bad) end_unstarted(self, b, "failed", what, true);
+    for (const auto& b : bad) end_unstarted(self, b, job_status::failed, what, true);
     deliver_if_idle(self);
     return;
   }
@@ -207,7 +211,8 @@ void schedule(self_ptr self) {
   };
   for (const auto& name : adm.infeasible) {
     auto q = take_queued(name);
-    end_unstarted(self, q, "failed", "its demand exceeds the devices of its groups", true);
+    end_unstarted(self, q, job_status::failed, "its demand exceeds the devices of its groups",
+                  true);
   }
   for (const auto& dec : adm.start) {  // edge 1
     auto q = take_queued(dec.job);
@@ -239,7 +244,7 @@ void schedule(self_ptr self) {
         names.push_back(entry.group);
       }
     }
-    st.outcomes[q.cfg.name] = "running";
+    st.outcomes[q.cfg.name] = job_status::running;
     event(self, q.cfg.name, "started", names);
     run.actor = st.opts.spawner ? st.opts.spawner(self, launch) : self->spawn(job_actor, launch);
     self->monitor(run.actor);
@@ -251,8 +256,8 @@ void schedule(self_ptr self) {
     auto stuck = st.queue;
     st.queue.clear();
     for (const auto& q : stuck)
-      end_unstarted(self, q, "cancelled", "can never start (a dependency was never submitted)",
-                    false);
+      end_unstarted(self, q, job_status::cancelled,
+                    "can never start (a dependency was never submitted)", false);
   }
   deliver_if_idle(self);
 }
@@ -283,7 +288,7 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
   st.opts = std::move(opts);
   const bool any_shared = std::any_of(st.opts.cluster.groups.begin(), st.opts.cluster.groups.end(),
                                       [](const config::group_config& g) { return g.shared; });
-  if (any_shared && st.opts.cluster.shares == "adaptive") {
+  if (any_shared && st.opts.cluster.shares == share_mode::adaptive) {
     share_allocator_options so;
     so.period_seconds = st.opts.cluster.share_period;
     so.policy.floor = st.opts.cluster.share_floor;
@@ -304,11 +309,11 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
       if (run.actor.address() != d.source) continue;
       job_report r;
       r.name = run.name;
-      r.status = "failed";
+      r.status = job_status::failed;
       r.error = "job actor stopped: " + failure_text(self->system(), d.reason);
       r.finished_s = seconds_since(st.opts.run_t0);
       st.reports.push_back(r);
-      st.outcomes[run.name] = "failed";
+      st.outcomes[run.name] = job_status::failed;
       event(self, run.name, "failed");
       for (const auto& g : st.groups) self->send(g.supervisor, msg::release{id, 1});
       release(self, id);
@@ -321,11 +326,11 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
         auto& st = self->state;
         queued_entry q{st.next_id++, st.next_seq++, req->config};
         if (st.outcomes.count(q.cfg.name)) {
-          end_unstarted(self, q, "failed", "a job named '" + q.cfg.name + "' was already submitted",
-                        true);
+          end_unstarted(self, q, job_status::failed,
+                        "a job named '" + q.cfg.name + "' was already submitted", true);
           return;
         }
-        st.outcomes[q.cfg.name] = "queued";
+        st.outcomes[q.cfg.name] = job_status::queued;
         event(self, q.cfg.name, "queued");
         st.queue.push_back(std::move(q));
         schedule(self);
@@ -342,7 +347,7 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
           r.share_changes = st.share_changes[f.name];
         }
         st.reports.push_back(std::move(r));
-        event(self, f.name, f.status);
+        event(self, f.name, name_of(f.status));
         release(self, f.job);
         schedule(self);
       },
@@ -368,7 +373,7 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
           if (q->id == d.job) {
             auto entry = *q;
             st.queue.erase(q);
-            end_unstarted(self, entry, "cancelled", "cancelled before it started", false);
+            end_unstarted(self, entry, job_status::cancelled, "cancelled before it started", false);
             break;
           }
         schedule(self);

@@ -71,8 +71,8 @@ struct tm_state {
   std::vector<managed_group> groups;
   std::vector<queued_entry> queue;
   std::map<msg::job_id, running_entry> running;
-  std::map<std::string, std::string> outcomes;  // job name -> queued | running | final status
-  std::vector<job_report> reports;              // in order of ending
+  std::map<std::string, job_status> outcomes;  // by job name
+  std::vector<job_report> reports;             // in order of ending
   std::vector<schedule_event> events;
   std::vector<caf::response_promise> waiters;
   bool sealed = false;  // the runtime waits: a job that can never start is cancelled

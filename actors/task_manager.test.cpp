@@ -21,7 +21,8 @@ struct launched {
 
 // A fake job: holds its devices until told (finish_atom, status), then reports like a real one.
 caf::behavior fake_job(caf::event_based_actor* self, job_launch launch) {
-  return {[=](msg::finish_atom, const std::string& status) {
+  return {[=](msg::finish_atom, const std::string& status_name) {
+    const auto status = *parse_name<job_status>(status_name);
     auto data = std::make_shared<job_report_data>();
     data->report.name = launch.cfg.name;
     data->report.status = status;
@@ -37,7 +38,7 @@ struct fixture : testing::deterministic_system {
 
   fixture() {
     task_manager_options o;
-    o.cluster.groups = {group("cpu", "cpu", 2), group("slow", "sim", 1)};
+    o.cluster.groups = {group("cpu", device_kind::cpu, 2), group("slow", device_kind::sim, 1)};
     auto lg = log;
     o.spawner = [lg](caf::event_based_actor* self, job_launch l) {
       auto a = self->spawn(fake_job, l);
@@ -53,10 +54,10 @@ struct fixture : testing::deterministic_system {
     sched.run();
   }
 
-  static config::group_config group(std::string name, std::string device, int count) {
+  static config::group_config group(std::string name, device_kind device, int count) {
     config::group_config g;
     g.name = std::move(name);
-    g.device = std::move(device);
+    g.device = device;
     g.count = count;
     return g;
   }
@@ -128,7 +129,7 @@ TEST_CASE_FIXTURE(fixture, "dependencies order jobs; a failed dependency cancels
   auto r = wait();
   REQUIRE(r.jobs.size() == 3);
   CHECK(r.jobs[2].name == "third");
-  CHECK(r.jobs[2].status == "cancelled");
+  CHECK(r.jobs[2].status == troupe::job_status::cancelled);
   CHECK(started() == names{"first", "second"});
 }
 
@@ -146,6 +147,6 @@ TEST_CASE_FIXTURE(fixture, "priorities order a queue; a job can never start with
   auto r = wait();
   REQUIRE(r.jobs.size() == 4);
   CHECK(r.jobs[0].name == "ghost");
-  CHECK(r.jobs[0].status == "failed");
+  CHECK(r.jobs[0].status == troupe::job_status::failed);
   CHECK(r.jobs[0].bad_input);
 }

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+#include "core/names.hpp"
+
 namespace troupe::apps {
 
 class args {
@@ -22,6 +25,15 @@ class args {
   // Throws input_error naming the flag when the value is not a number.
   long long get_int(const std::string& flag, long long fallback) const;
   double get_double(const std::string& flag, double fallback) const;
+  // A closed set's value by its name (core/names.hpp). Throws input_error naming the flag and the
+  // names it takes.
+  template <class E>
+  E get_enum(const std::string& flag, E fallback) const {
+    const auto text = get(flag);
+    if (!text) return fallback;
+    if (const auto e = parse_name<E>(*text)) return *e;
+    throw input_error("--" + flag + " must be " + names_listed<E>() + ", got '" + *text + "'");
+  }
   const std::vector<std::string>& positionals() const { return positionals_; }
 
  private:

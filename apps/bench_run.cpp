@@ -19,7 +19,7 @@ job_run run_one_job(const std::string& yaml, const std::string& source, runtime_
     out->push_back(m);
   });
   auto report = rt.run();
-  if (report.jobs.size() != 1 || report.jobs[0].status != "completed")
+  if (report.jobs.size() != 1 || report.jobs[0].status != job_status::completed)
     throw runtime_failure(bench + ": job did not complete: " +
                           (report.jobs.empty() ? std::string("no job") : report.jobs[0].error));
   std::lock_guard<std::mutex> lock(*mu);

@@ -53,9 +53,22 @@ const std::set<std::string> value_flags{"ranks",      "transport", "min",   "max
                                         "iters",      "warmup",    "chunk", "codec",  "json",
                                         "timeout-ms", "rank-of",   "store", "session"};
 
+// Threads over the shared buffers, threads over the in-process ring, or processes.
+enum class transport { inproc, inproc_ring, ipc, tcp, shm };
+
+}  // namespace
+}  // namespace troupe::apps
+
+namespace troupe {
+TROUPE_SPELLINGS(apps::transport, shm, "inproc", "inproc-ring", "ipc", "tcp", "shm");
+}  // namespace troupe
+
+namespace troupe::apps {
+namespace {
+
 struct setup {
   int ranks = 2;
-  std::string transport = "inproc";
+  transport via = transport::inproc;
   coll::perf::params perf;
   std::string json;
 };
@@ -64,11 +77,7 @@ setup parse(const args& a) {
   setup s;
   s.ranks = static_cast<int>(a.get_int("ranks", 2));
   if (s.ranks < 1 || s.ranks > 64) throw input_error("--ranks must be between 1 and 64");
-  s.transport = a.get_or("transport", "inproc");
-  if (s.transport != "inproc" && s.transport != "inproc-ring" && s.transport != "ipc" &&
-      s.transport != "tcp" && s.transport != "shm")
-    throw input_error("--transport must be inproc, inproc-ring, ipc, tcp or shm, got '" +
-                      s.transport + "'");
+  s.via = a.get_enum("transport", transport::inproc);
   s.perf.min_bytes = parse_size(a.get_or("min", "4K"), "--min");
   s.perf.max_bytes = parse_size(a.get_or("max", "256M"), "--max");
   s.perf.step_factor = a.get_double("step-factor", 2.0);
@@ -85,7 +94,7 @@ setup parse(const args& a) {
   if (s.perf.chunk_bytes < 64 || s.perf.chunk_bytes % 64)
     throw input_error("--chunk must be a multiple of 64 bytes");
   if (!s.perf.codec.empty()) coll::make_codec(s.perf.codec);  // fails early on a bad name
-  if (!s.perf.codec.empty() && s.transport == "inproc")
+  if (!s.perf.codec.empty() && s.via == transport::inproc)
     throw input_error("--codec needs a ring: use --transport inproc-ring (or ipc, tcp, shm)");
   return s;
 }
@@ -93,7 +102,7 @@ setup parse(const args& a) {
 coll::communicator connect(const setup& s, coll::store& rendezvous, int rank,
                            const std::string& session) {
   const auto deadline = coll::deadline_in(30s);
-  if (s.transport == "shm") {
+  if (s.via == transport::shm) {
     coll::shm_connect_options o;
     o.rendezvous = &rendezvous;
     o.rank = rank;
@@ -107,7 +116,7 @@ coll::communicator connect(const setup& s, coll::store& rendezvous, int rank,
   o.rendezvous = &rendezvous;
   o.rank = rank;
   o.size = s.ranks;
-  o.scheme = s.transport;
+  o.scheme = s.via == transport::tcp ? coll::zmq_scheme::tcp : coll::zmq_scheme::ipc;
   o.prefix = session;
   o.deadline = deadline;
   return coll::zmq_connect(o);
@@ -148,7 +157,7 @@ std::vector<std::vector<coll::perf::rank_result>> run_threads(const setup& s) {
       };
       try {
         auto& out = per_rank[static_cast<std::size_t>(rank)];
-        if (s.transport == "inproc-ring")
+        if (s.via == transport::inproc_ring)
           out = coll::perf::run_rank(comm, s.perf);
         else
           out = coll::perf::run_rank(
@@ -245,12 +254,12 @@ int bench_allreduce(const std::vector<std::string>& argv) {
   if (a.has("rank-of"))
     return run_child(s, static_cast<int>(a.get_int("rank-of", 0)), a.get_or("store", ""),
                      a.get_or("session", "bench"));
-  std::cout << "# troupe bench allreduce: ranks " << s.ranks << ", transport " << s.transport
+  std::cout << "# troupe bench allreduce: ranks " << s.ranks << ", transport " << name_of(s.via)
             << ", iters " << s.perf.iters << ", warmup " << s.perf.warmup << ", chunk "
             << s.perf.chunk_bytes << ", codec " << (s.perf.codec.empty() ? "none" : s.perf.codec)
             << "\n# busbw = algbw * 2(n-1)/n; time = max over ranks of the median iteration\n"
             << coll::perf::table_header() << std::flush;
-  const bool threads = s.transport == "inproc" || s.transport == "inproc-ring";
+  const bool threads = s.via == transport::inproc || s.via == transport::inproc_ring;
   const auto per_rank = threads ? run_threads(s) : run_processes(s, argv);
   const auto rows = coll::perf::combine(per_rank);
   long long wrong = 0;
@@ -265,7 +274,7 @@ int bench_allreduce(const std::vector<std::string>& argv) {
   if (!s.json.empty()) {
     std::ofstream out{s.json};
     if (!out) throw input_error("--json: cannot write " + s.json);
-    out << coll::perf::to_json(rows, s.ranks, s.transport, s.perf.codec);
+    out << coll::perf::to_json(rows, s.ranks, name_of(s.via), s.perf.codec);
   }
   return wrong == 0 ? exit_ok : exit_failed;
 }

@@ -32,6 +32,19 @@
 namespace troupe::apps {
 namespace {
 
+// --pace: sim devices of fixed speed (calibrated once), or following the host's speed.
+enum class device_pace { fixed, live };
+
+}  // namespace
+}  // namespace troupe::apps
+
+namespace troupe {
+TROUPE_SPELLINGS(apps::device_pace, live, "fixed", "live");
+}  // namespace troupe
+
+namespace troupe::apps {
+namespace {
+
 const char* usage =
     "usage: troupe bench hetero [--batch 1024] [--steps 40] [--slow-steps 50] [--slow-at 15]\n"
     "                           [--slow-factor 3] [--solo-steps 16] [--repeats 3]\n"
@@ -68,9 +81,13 @@ struct params {
   std::string data, log_dir;
 };
 
-// `start`: "even" | "weighted" (config weights) | "probe" (no weights) | "even-start" (weights 1).
+// The weights a run starts from: none in the config (the start-up probe measures them), the
+// devices' true speeds, or 1 each.
+enum class start_weights { probe, speeds, ones };
+
+// `split`: the config's data.split, written as it is.
 std::string config_yaml(const params& p, const std::vector<device_def>& devs,
-                        const std::string& split, const std::string& start, std::int64_t steps,
+                        const std::string& split, start_weights start, std::int64_t steps,
                         const std::string& faults) {
   std::string y = "cluster:\n  groups:\n";
   for (const auto& d : devs) {
@@ -87,8 +104,8 @@ std::string config_yaml(const params& p, const std::vector<device_def>& devs,
       std::snprintf(buf, sizeof buf, ", row_seconds: %.9g", p.row_seconds);
       y += buf;
     }
-    if (start == "weighted") y += ", weight: " + std::to_string(d.weight);
-    if (start == "even-start") y += ", weight: 1";
+    if (start == start_weights::speeds) y += ", weight: " + std::to_string(d.weight);
+    if (start == start_weights::ones) y += ", weight: 1";
     y += "}\n";
   }
   y += "jobs:\n  - name: hetero\n    model: {kind: mlp, hidden: [256, 128]}\n";
@@ -159,7 +176,8 @@ double balance(const std::vector<live_metrics>& s, std::size_t from, std::size_t
 // of a short solo job (first left out), times `headroom` so that a device at slowdown 1 is not
 // late whenever the host is a little slower than when it was measured.
 double calibrate_row_seconds(const params& p, double headroom) {
-  auto r = run_job(p, config_yaml(p, {{"cpu", 1, 1, false}}, "even", "even", p.solo_steps, ""));
+  auto r = run_job(
+      p, config_yaml(p, {{"cpu", 1, 1, false}}, "even", start_weights::probe, p.solo_steps, ""));
   std::vector<double> per_row;
   for (std::size_t i = 1; i < r.steps.size(); ++i) {
     const auto& m = r.steps[i];
@@ -212,21 +230,22 @@ int run(const std::vector<std::string>& argv) {
   if (p.slow_at < 1 || p.slow_at + 4 > p.slow_steps)
     throw input_error("--slow-at must be >= 1 and at least 4 steps before --slow-steps");
   if (p.slow_factor < 1) throw input_error("--slow-factor must be >= 1");
-  const std::string pace = a.get_or("pace", "fixed");
-  if (pace != "fixed" && pace != "live") throw input_error("--pace must be fixed or live");
+  const auto pace = a.get_enum("pace", device_pace::fixed);
   constexpr double headroom = 1.25;
-  if (pace == "fixed") p.row_seconds = calibrate_row_seconds(p, headroom);
+  if (pace == device_pace::fixed) p.row_seconds = calibrate_row_seconds(p, headroom);
 
   const std::string slow_fault =
       "      - {step: " + std::to_string(p.slow_at) +
       ", action: slow, target: s1, factor: " + std::to_string(p.slow_factor) + "}\n";
   struct mode {
-    std::string label, split, start;
+    std::string label, split;
+    start_weights start;
   };
-  const std::vector<mode> modes = {{"even", "even", "even"},
-                                   {"weighted", "weighted", "weighted"},
-                                   {"adaptive", "adaptive", "probe"},
-                                   {"adaptive-even", "adaptive", "even-start"}};
+  // The first is the baseline the others are held against (vs_even).
+  const std::vector<mode> modes = {{"even", "even", start_weights::probe},
+                                   {"weighted", "weighted", start_weights::speeds},
+                                   {"adaptive", "adaptive", start_weights::probe},
+                                   {"adaptive-even", "adaptive", start_weights::ones}};
   std::map<std::string, figures> table;  // "solo", "124/<mode>", "slow/<mode>"
   nlohmann::json raw = nlohmann::json::array();
 
@@ -240,7 +259,7 @@ int run(const std::vector<std::string>& argv) {
   auto measure_solos = [&] {
     solo_set s;
     for (const auto& d : solos) {
-      auto r = run_job(p, config_yaml(p, {d}, "even", "even", p.solo_steps, ""));
+      auto r = run_job(p, config_yaml(p, {d}, "even", start_weights::probe, p.solo_steps, ""));
       // The first step carries the cold start (allocation, caches): leave it out.
       s[d.name] = rate(r.steps, 1, r.steps.size());
       table["solo"][d.name].push_back(s[d.name]);
@@ -269,7 +288,7 @@ int run(const std::vector<std::string>& argv) {
       auto& f = table["124/" + m.label];
       // Without the first step, as the solo rates are.
       const double sps = rate(r.steps, 1, r.steps.size());
-      if (m.label == "even") even_sps = sps;
+      if (&m == &modes.front()) even_sps = sps;
       f["sps"].push_back(sps);
       f["eff"].push_back(sps / solo_sum);
       const auto half = r.steps.size() / 2;
@@ -394,7 +413,7 @@ int run(const std::vector<std::string>& argv) {
       for (const auto& [key, values] : f) medians[scenario][key] = median(values);
     std::ofstream out(*path);
     if (!out) throw input_error("cannot write --json file '" + *path + "'");
-    out << nlohmann::json{{"pace", pace},
+    out << nlohmann::json{{"pace", name_of(pace)},
                           {"row_seconds", p.row_seconds},
                           {"scale", p.scale},
                           {"medians", medians},

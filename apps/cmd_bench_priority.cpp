@@ -159,7 +159,7 @@ outcome run_once(const params& p, bool prioritised, std::uint64_t seed) {
   runtime rt(cfg, opts);
   const auto report = rt.run();
   if (report.jobs.size() == 1 && report.jobs[0].bad_input) throw input_error(report.jobs[0].error);
-  if (report.jobs.size() != 1 || report.jobs[0].status != "completed")
+  if (report.jobs.size() != 1 || report.jobs[0].status != job_status::completed)
     throw runtime_failure("bench priority: the run did not complete: " +
                           (report.jobs.empty() ? std::string("no job") : report.jobs[0].error));
   std::lock_guard<std::mutex> lock(pr->mu);

@@ -155,7 +155,7 @@ int run(const std::vector<std::string>& argv) {
   for (const auto& j : report.jobs) {
     std::printf(
         "%s: %s  steps %lld  test_accuracy %.4f  test_loss %.4f  %.0f samples/s  %.1f s%s%s%s\n",
-        j.name.c_str(), j.status.c_str(), static_cast<long long>(j.steps), j.test_accuracy,
+        j.name.c_str(), name_of(j.status), static_cast<long long>(j.steps), j.test_accuracy,
         j.test_loss, j.samples_per_second, j.wall_seconds,
         j.checkpoints.resumed_from_step
             ? ("  resumed from step " + std::to_string(*j.checkpoints.resumed_from_step)).c_str()

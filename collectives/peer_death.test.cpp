@@ -47,7 +47,7 @@ communicator connect(const std::string& transport, store& rendezvous, int rank) 
   o.rendezvous = &rendezvous;
   o.rank = rank;
   o.size = size;
-  o.scheme = transport;
+  o.scheme = *troupe::parse_name<zmq_scheme>(transport);
   o.prefix = "death";
   o.deadline = deadline_in(20s);
   return zmq_connect(o);

@@ -176,20 +176,20 @@ void store_server::serve() {
       const std::string client = id.to_string();
       try {
         const auto request = wire::unpack_request(body.data(), body.size());
-        if (request.op == "wait") {
+        if (request.op == wire::store_op::wait) {
           const auto ticket = next_ticket++;
           waiting[ticket] = client;
           self->send(actor_, st_wait_atom_v, store_keys{request.keys}, ticket,
                      static_cast<std::int64_t>(request.timeout_ms));
-        } else if (request.op == "set") {
+        } else if (request.op == wire::store_op::set) {
           actor_store{sys_, actor_}.set(request.key, request.value);
-          reply(client, {"ok", false, {}});
+          reply(client, {wire::reply_kind::ok, false, {}});
         } else {
           auto value = actor_store{sys_, actor_}.get(request.key);
-          reply(client, {"value", value.has_value(), value.value_or("")});
+          reply(client, {wire::reply_kind::value, value.has_value(), value.value_or("")});
         }
       } catch (const std::exception& e) {
-        reply(client, {"error", false, e.what()});
+        reply(client, {wire::reply_kind::error, false, e.what()});
       }
     }
     for (bool more = true; more;) {
@@ -197,7 +197,7 @@ void store_server::serve() {
           [&](st_done_atom, std::uint64_t ticket, const std::string& missing) {
             auto it = waiting.find(ticket);
             if (it == waiting.end()) return;
-            reply(it->second, {"done", false, missing});
+            reply(it->second, {wire::reply_kind::done, false, missing});
             waiting.erase(it);
           },
           caf::after(std::chrono::seconds(0)) >> [&] { more = false; });

@@ -27,7 +27,7 @@ struct remote_store::impl {
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
       if (left.count() <= 0) {
         reconnect();
-        throw runtime_failure("store at " + address + ": no answer to " + request.op +
+        throw runtime_failure("store at " + address + ": no answer to " + name_of(request.op) +
                               " before the deadline (is the store server running?)");
       }
       zmq::pollitem_t item{static_cast<void*>(*socket), 0, ZMQ_POLLIN, 0};
@@ -36,7 +36,8 @@ struct remote_store::impl {
       zmq::message_t body;
       (void)socket->recv(body);
       auto reply = wire::unpack_reply(body.data(), body.size());
-      if (reply.kind == "error") throw runtime_failure("store at " + address + ": " + reply.text);
+      if (reply.kind == wire::reply_kind::error)
+        throw runtime_failure("store at " + address + ": " + reply.text);
       return reply;
     }
   }
@@ -49,19 +50,21 @@ remote_store::remote_store(const std::string& address) : impl_(std::make_unique<
 remote_store::~remote_store() = default;
 
 void remote_store::set(const std::string& key, const std::string& value) {
-  impl_->call({"set", key, value, {}, 0}, steady::now() + std::chrono::seconds(10));
+  impl_->call({wire::store_op::set, key, value, {}, 0}, steady::now() + std::chrono::seconds(10));
 }
 
 std::optional<std::string> remote_store::get(const std::string& key) {
-  auto reply = impl_->call({"get", key, {}, {}, 0}, steady::now() + std::chrono::seconds(10));
+  auto reply =
+      impl_->call({wire::store_op::get, key, {}, {}, 0}, steady::now() + std::chrono::seconds(10));
   if (!reply.found) return std::nullopt;
   return reply.text;
 }
 
 void remote_store::wait(const std::vector<std::string>& keys, steady::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
-  auto reply = impl_->call({"wait", {}, {}, keys, std::max<long long>(0, left.count())},
-                           deadline + std::chrono::seconds(2));
+  auto reply =
+      impl_->call({wire::store_op::wait, {}, {}, keys, std::max<long long>(0, left.count())},
+                  deadline + std::chrono::seconds(2));
   if (!reply.text.empty()) throw runtime_failure("store: timed out waiting for keys " + reply.text);
 }
 

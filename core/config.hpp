@@ -8,16 +8,18 @@
 #include <string>
 #include <vector>
 
+#include "core/kinds.hpp"
+
 namespace troupe::config {
 
 struct group_config {
   std::string name;
-  std::string device = "cpu";    // cpu | sim | cuda
+  device_kind device = device_kind::cpu;
   int count = 1;                 // devices in the group
   int threads = 1;               // BLAS threads per device
   std::optional<double> weight;  // relative compute per device; measured at start when absent
-  std::string base = "cpu";      // sim: the backend it wraps
-  double slowdown = 1.0;         // sim: compute stretch factor
+  device_kind base = device_kind::cpu;  // sim: the backend it wraps (cpu or cuda)
+  double slowdown = 1.0;                // sim: compute stretch factor
   // sim: the base's seconds per training sample that the slowdown multiplies (a device of fixed
   // speed); absent: measured live, so the device follows the host's speed.
   std::optional<double> row_seconds;
@@ -28,9 +30,9 @@ struct group_config {
 
 struct cluster_config {
   std::vector<group_config> groups;
-  std::string shares = "fixed";  // fixed | adaptive (virtual device shares across jobs)
-  double share_period = 1.0;     // adaptive: seconds between share_allocator decisions
-  double share_floor = 0.05;     // adaptive: minimum share of a job on a shared device
+  share_mode shares = share_mode::fixed;  // virtual device shares across jobs
+  double share_period = 1.0;              // adaptive: seconds between share_allocator decisions
+  double share_floor = 0.05;              // adaptive: minimum share of a job on a shared device
 };
 
 struct model_config {
@@ -48,19 +50,19 @@ struct priority_config {
 };
 
 struct data_config {
-  std::string dataset = "fashion-mnist";  // fashion-mnist | idx | csv | synthetic
-  std::string path;                       // directory (idx, fashion-mnist) or file (csv)
-  std::vector<std::string> preprocess;    // step names, e.g. "normalize", "standardize"
-  std::string split = "weighted";         // even | weighted | adaptive
-  std::string mode = "global";            // global | sharded
-  double neighbour_exchange = 0.0;        // sharded: fraction q passed to the ring neighbour
-  std::size_t synthetic_samples = 0;      // synthetic: size (0 = default)
-  std::string synthetic_kind = "blobs";   // synthetic: blobs | linear | hard-easy
+  dataset_kind dataset = dataset_kind::fashion_mnist;
+  std::string path;                     // directory (idx, fashion-mnist) or file (csv)
+  std::vector<std::string> preprocess;  // step names, e.g. "normalize", "standardize"
+  split_kind split = split_kind::weighted;
+  data_mode mode = data_mode::global;
+  double neighbour_exchange = 0.0;    // sharded: fraction q passed to the ring neighbour
+  std::size_t synthetic_samples = 0;  // synthetic: size (0 = default)
+  synthetic_kind generator = synthetic_kind::blobs;  // synthetic: which data it makes
   std::optional<priority_config> priority;
 };
 
 struct optimizer_config {
-  std::string kind = "adam";
+  optimizer_kind kind = optimizer_kind::adam;
   double lr = 0.001;
   double momentum = 0.9;
   bool nesterov = false;
@@ -68,13 +70,16 @@ struct optimizer_config {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.0;
-  std::string form = "replicated";  // replicated | distributed (max-adabelief moments)
+  optimizer_form form = optimizer_form::replicated;
 };
 
 struct sync_config {
-  std::string mode = "ps";  // ps | allreduce | local
+  sync_mode mode = sync_mode::ps;
   int ps_shards = 1;
-  std::string period = "1";  // local: an integer or "adaptive"
+  // local: steps between averages (period), or chosen live by the AdaComm tuner
+  // (`period: adaptive`, policies/sync_period.hpp).
+  std::int64_t period = 1;
+  bool adaptive_period = false;
 };
 
 struct checkpoint_config {
@@ -85,7 +90,7 @@ struct checkpoint_config {
 
 struct fault_config {
   std::int64_t step = 0;
-  std::string action;            // kill | hang | slow | delay | drop | partition
+  fault_action action = fault_action::kill;
   std::string target;            // GROUP/INDEX
   double factor = 1.0;           // slow
   double seconds = 0.0;          // delay, hang
@@ -105,14 +110,14 @@ struct job_config {
   std::optional<double> max_seconds;
   sync_config sync;
   std::vector<std::string> resources;  // group names; empty = all groups
-  std::string placement = "uniform";   // uniform | resource-state
+  placement_kind placement = placement_kind::uniform;
   std::uint64_t seed = 1;
   bool deterministic = false;
   double share = 1.0;  // weight on shared devices (cluster.shares: fixed)
   checkpoint_config checkpoint;
   std::vector<fault_config> faults;
   std::int64_t fault_soak = 0;  // `troupe run --fault-soak N`: N random faults (no YAML key)
-  std::map<std::string, std::string> supervision;  // failure class -> restart | migrate | fail-job
+  std::map<failure_class, failure_policy> supervision;  // overrides of the default policies
   // supervision's restart intensity: at most max_restarts per worker in restart_window seconds,
   // then the worker's share migrates (policies::restart_limits).
   int max_restarts = 3;

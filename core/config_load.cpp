@@ -96,9 +96,10 @@ class map_view {
   void strings(const std::string& k, std::vector<std::string>& out) const {
     if (has(k)) out = cx_.as_string_list(node(k), path(k), true);
   }
-  void enumeration(const std::string& k, std::string& out,
-                   std::initializer_list<const char*> allowed) const {
-    if (has(k)) out = cx_.as_enum(node(k), path(k), allowed);
+  template <class E>
+  void enumeration(const std::string& k, E& out,
+                   const std::vector<E>& allowed = all_values<E>()) const {
+    if (has(k)) out = cx_.as_enum<E>(node(k), path(k), allowed);
   }
   void boolean(const std::string& k, bool& out) const {
     if (has(k)) out = cx_.as_bool(node(k), path(k));
@@ -162,14 +163,14 @@ group_config read_group(const context& cx, const YAML::Node& n, const std::strin
   group_config g;
   const map_view v(cx, n, path);
   v.name("name", g.name);
-  v.enumeration("device", g.device, {"cpu", "sim", "cuda"});
+  v.enumeration("device", g.device);
   v.integer("count", g.count, at_least_one);
   v.integer("threads", g.threads, at_least_one);
   v.number("weight", g.weight, positive);
-  const bool sim = g.device == "sim";
+  const bool sim = g.device == device_kind::sim;
   v.only_with("base", sim, "device: sim");
   v.only_with("slowdown", sim, "device: sim");
-  v.enumeration("base", g.base, {"cpu", "cuda"});
+  v.enumeration("base", g.base, {device_kind::cpu, device_kind::cuda});
   v.number("slowdown", g.slowdown, at_least_one);
   v.only_with("row_seconds", sim, "device: sim");
   v.number("row_seconds", g.row_seconds, positive);
@@ -182,7 +183,7 @@ cluster_config read_cluster(const context& cx, const map_view& root) {
   cluster_config c;
   root.require("cluster");
   const map_view v(cx, root.node("cluster"), "cluster");
-  v.enumeration("shares", c.shares, {"fixed", "adaptive"});
+  v.enumeration("shares", c.shares);
   v.number("share_period", c.share_period, positive);
   v.number("share_floor", c.share_floor, unit_open);
   v.require("groups");
@@ -209,17 +210,20 @@ std::vector<std::string> group_names(const cluster_config& c) {
 }
 
 void read_data(const map_view& v, data_config& d) {
-  v.enumeration("dataset", d.dataset, {"fashion-mnist", "idx", "csv", "synthetic"});
-  v.only_with("path", d.dataset != "synthetic", "dataset: fashion-mnist, idx or csv");
+  v.enumeration("dataset", d.dataset);
+  const bool synthetic = d.dataset == dataset_kind::synthetic;
+  v.only_with("path", !synthetic, "dataset: fashion-mnist, idx or csv");
   v.str("path", d.path);
-  if ((d.dataset == "idx" || d.dataset == "csv") && d.path.empty())
-    v.fail("path", "required for dataset: " + d.dataset);
-  if (d.dataset == "fashion-mnist" && d.path.empty()) d.path = default_fashion_mnist_path;
+  if (d.path.empty() && (d.dataset == dataset_kind::idx || d.dataset == dataset_kind::csv))
+    v.fail("path", std::string("required for dataset: ") + name_of(d.dataset));
+  if (d.dataset == dataset_kind::fashion_mnist && d.path.empty())
+    d.path = default_fashion_mnist_path;
   v.strings("preprocess", d.preprocess);
-  v.enumeration("split", d.split, {"even", "weighted", "adaptive"});
-  v.enumeration("mode", d.mode, {"global", "sharded"});
+  v.enumeration("split", d.split);
+  v.enumeration("mode", d.mode);
   v.number("neighbour_exchange", d.neighbour_exchange, unit_open);
-  if (d.neighbour_exchange > 0 && d.mode != "sharded")
+  const bool sharded = d.mode == data_mode::sharded;
+  if (d.neighbour_exchange > 0 && !sharded)
     v.fail("neighbour_exchange", "only applies with mode: sharded");
   if (const auto p = v.sub("priority")) {
     priority_config pc;
@@ -229,19 +233,19 @@ void read_data(const map_view& v, data_config& d) {
   }
   // Shards are cut once by the start-up weights and sampled in place: an adaptive split or a
   // priority draw over the whole set would have to move samples between shards every step.
-  if (d.mode == "sharded" && d.split == "adaptive")
+  if (sharded && d.split == split_kind::adaptive)
     v.fail("mode", "mode: sharded takes its split from the shards; use split: even or weighted");
-  if (d.mode == "sharded" && d.priority)
+  if (sharded && d.priority)
     v.fail("mode", "mode: sharded cannot be combined with priority (it draws from the whole set)");
-  v.only_with("synthetic", d.dataset == "synthetic", "dataset: synthetic");
+  v.only_with("synthetic", synthetic, "dataset: synthetic");
   if (const auto s = v.sub("synthetic")) {
-    s->enumeration("kind", d.synthetic_kind, {"blobs", "linear", "hard-easy"});
+    s->enumeration("kind", d.generator);
     s->integer("samples", d.synthetic_samples, at_least_one);
   }
 }
 
 void read_optimizer(const map_view& v, optimizer_config& o) {
-  v.enumeration("kind", o.kind, {"sgd", "momentum", "adam", "adamw", "adabelief", "max-adabelief"});
+  v.enumeration("kind", o.kind);
   v.number("lr", o.lr, positive);
   v.number("momentum", o.momentum, unit_open);
   v.boolean("nesterov", o.nesterov);
@@ -249,25 +253,24 @@ void read_optimizer(const map_view& v, optimizer_config& o) {
   v.number("beta2", o.beta2, unit_open);
   v.number("eps", o.eps, positive);
   v.number("weight_decay", o.weight_decay, non_negative);
-  v.enumeration("form", o.form, {"replicated", "distributed"});
+  v.enumeration("form", o.form);
 }
 
 void read_sync(const context& cx, const map_view& v, sync_config& s) {
-  v.enumeration("mode", s.mode, {"ps", "allreduce", "local"});
-  v.only_with("ps_shards", s.mode == "ps", "sync mode: ps");
+  v.enumeration("mode", s.mode);
+  v.only_with("ps_shards", s.mode == sync_mode::ps, "sync mode: ps");
   v.integer("ps_shards", s.ps_shards, at_least_one);
-  v.only_with("period", s.mode == "local", "sync mode: local");
+  v.only_with("period", s.mode == sync_mode::local, "sync mode: local");
   if (v.has("period")) {
     const auto n = v.node("period");
-    if (n.IsScalar() && n.Scalar() == "adaptive") {
-      s.period = "adaptive";
-    } else {
+    s.adaptive_period = n.IsScalar() && n.Scalar() == "adaptive";
+    if (!s.adaptive_period) {
       const bool number = n.IsScalar() && n.Tag() != "!" && !n.Scalar().empty() &&
                           n.Scalar().find_first_not_of("+-0123456789") == std::string::npos;
       if (!number)
         cx.fail(n, v.path("period"),
                 "must be a positive integer or \"adaptive\", got " + detail::describe(n));
-      s.period = std::to_string(v.integer_of<std::int64_t>(n, v.path("period"), at_least_one));
+      s.period = v.integer_of<std::int64_t>(n, v.path("period"), at_least_one);
     }
   }
 }
@@ -279,7 +282,7 @@ fault_config read_fault(const context& cx, const YAML::Node& n, const std::strin
   v.require("step");
   v.integer("step", f.step, non_negative);
   v.require("action");
-  v.enumeration("action", f.action, {"kill", "hang", "slow", "delay", "drop", "partition"});
+  v.enumeration("action", f.action);
   v.require("target");
   v.str("target", f.target);
   // GROUP or GROUP/INDEX: the group must exist and the device index must be within its count.
@@ -377,7 +380,7 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
         cx.fail(at, p, "group '" + g + "' is listed twice");
     }
   }
-  v.enumeration("placement", j.placement, {"uniform", "resource-state"});
+  v.enumeration("placement", j.placement);
   v.integer("seed", j.seed, non_negative);
   v.boolean("deterministic", j.deterministic);
   v.number("share", j.share, positive);
@@ -399,12 +402,15 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
     s->integer("max_restarts", j.max_restarts, non_negative);
     s->number("restart_window", j.restart_window, positive);
     for (const auto& kv : s->self()) {
-      const std::string cls = kv.first.Scalar();
-      if (cls == "max_restarts" || cls == "restart_window") continue;
-      j.supervision[cls] = cx.as_enum(kv.second, s->path(cls), {"restart", "migrate", "fail-job"});
+      const std::string key = kv.first.Scalar();
+      if (key == "max_restarts" || key == "restart_window") continue;
+      // The schema's key list has admitted only failure class names here.
+      j.supervision[*parse_name<failure_class>(key)] =
+          cx.as_enum<failure_policy>(kv.second, s->path(key));
     }
   }
   if (const auto r = job_rule_violation(j)) {
+    if (r->section.empty()) v.fail(r->key, r->what);
     if (const auto s = v.sub(r->section)) s->fail(r->key, r->what);
     v.fail(r->section, r->what);
   }
@@ -452,17 +458,18 @@ void check_dataset(const context& cx, const job_config& j, const YAML::Node& job
                    const std::string& path) {
   namespace fs = std::filesystem;
   const auto& d = j.data;
-  if (d.dataset == "synthetic") return;
+  if (d.dataset == dataset_kind::synthetic) return;
   const YAML::Node data = job_node["data"];
   const YAML::Node at = data.IsDefined() && data["path"].IsDefined() ? data["path"]
                         : data.IsDefined()                           ? data
                                                                      : job_node;
   const auto p = path + ".data.path";
-  const std::string whose = data.IsDefined() && data["path"].IsDefined()
-                                ? ""
-                                : " (the default for dataset " + d.dataset + ")";
+  const std::string whose =
+      data.IsDefined() && data["path"].IsDefined()
+          ? ""
+          : std::string(" (the default for dataset ") + name_of(d.dataset) + ")";
   std::error_code ec;
-  if (d.dataset == "csv") {
+  if (d.dataset == dataset_kind::csv) {
     if (!fs::is_regular_file(d.path, ec)) cx.fail(at, p, "dataset file not found: " + d.path);
     return;
   }

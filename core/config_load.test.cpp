@@ -62,20 +62,20 @@ TEST_CASE("the base config parses and fills defaults") {
   CHECK(rc.cluster.groups[0].count == 2);
   CHECK(rc.cluster.groups[0].threads == 1);
   CHECK_FALSE(rc.cluster.groups[0].weight.has_value());
-  CHECK(rc.cluster.groups[1].device == "sim");
-  CHECK(rc.cluster.groups[1].base == "cpu");
+  CHECK(rc.cluster.groups[1].device == troupe::device_kind::sim);
+  CHECK(rc.cluster.groups[1].base == troupe::device_kind::cpu);
   CHECK(rc.cluster.groups[1].slowdown == 3.0);
-  CHECK(rc.cluster.shares == "fixed");
+  CHECK(rc.cluster.shares == troupe::share_mode::fixed);
   REQUIRE(rc.jobs.size() == 1);
   const auto& j = rc.jobs[0];
   CHECK(j.batch == 32);
   CHECK(j.epochs == 1);
   CHECK(j.model.kind == "mlp");
-  CHECK(j.optimizer.kind == "adam");
+  CHECK(j.optimizer.kind == troupe::optimizer_kind::adam);
   CHECK(j.optimizer.lr == doctest::Approx(1e-3));
-  CHECK(j.sync.mode == "ps");
+  CHECK(j.sync.mode == troupe::sync_mode::ps);
   CHECK(j.sync.ps_shards == 1);
-  CHECK(j.data.split == "weighted");
+  CHECK(j.data.split == troupe::split_kind::weighted);
   CHECK(j.resources.empty());
   CHECK_FALSE(j.max_steps.has_value());
 }
@@ -119,14 +119,15 @@ TEST_CASE("every key of the schema is read into its field") {
   CHECK(a.model.hidden == std::vector<std::size_t>{8, 16, 64});
   CHECK(a.model.conv_layers == 2);
   CHECK(a.model.kernel == 5);
-  CHECK(a.optimizer.kind == "max-adabelief");
+  CHECK(a.optimizer.kind == troupe::optimizer_kind::max_adabelief);
   CHECK(a.optimizer.beta2 == doctest::Approx(0.99));
-  CHECK(a.optimizer.form == "replicated");  // distributed needs sync: allreduce
+  CHECK(a.optimizer.form ==
+        troupe::optimizer_form::replicated);  // distributed needs sync: allreduce
   CHECK(a.max_steps == 100);
   CHECK(a.max_seconds == doctest::Approx(2.5));
   CHECK(a.sync.ps_shards == 3);  // period: the sync cases below (checkpoints need ps)
   CHECK(a.resources == std::vector<std::string>{"slow"});
-  CHECK(a.placement == "resource-state");
+  CHECK(a.placement == troupe::placement_kind::resource_state);
   CHECK(a.seed == 9);
   CHECK(a.deterministic);
   CHECK(a.share == 2.0);
@@ -134,7 +135,7 @@ TEST_CASE("every key of the schema is read into its field") {
   REQUIRE(a.faults.size() == 1);
   CHECK(a.faults[0].target == "cpu/1");
   CHECK(a.faults[0].until_step == 9);
-  CHECK(a.supervision.at("crash") == "migrate");
+  CHECK(a.supervision.at(troupe::failure_class::crash) == troupe::failure_policy::migrate);
   CHECK(a.supervision.size() == 2);  // the limits are not classes
   CHECK(a.max_restarts == 5);
   CHECK(a.restart_window == 30.0);
@@ -142,7 +143,7 @@ TEST_CASE("every key of the schema is read into its field") {
   CHECK(b.max_restarts == 3);
   CHECK(b.restart_window == 60.0);
   CHECK(b.after == std::vector<std::string>{"a"});
-  CHECK(b.data.synthetic_kind == "linear");
+  CHECK(b.data.generator == troupe::synthetic_kind::linear);
   CHECK(b.data.synthetic_samples == 500);
   CHECK(b.data.neighbour_exchange == doctest::Approx(0.25));
   const auto& c = rc.jobs[2];
@@ -167,7 +168,7 @@ TEST_CASE("every example config in config/ loads and validates") {
   CHECK(seen >= 3);
   const auto demo = load_config("config/fashion_mlp.yaml");
   CHECK(demo.jobs[0].model.hidden == std::vector<std::size_t>{256, 128});
-  CHECK(demo.jobs[0].data.split == "weighted");
+  CHECK(demo.jobs[0].data.split == troupe::split_kind::weighted);
   CHECK(demo.cluster.groups.size() == 2);
 }
 
@@ -436,8 +437,10 @@ TEST_CASE("sync.period is a positive integer or adaptive") {
   const auto with = [](const std::string& p) {
     return base + "    sync: {mode: local, period: " + p + "}\n";
   };
-  CHECK(parse_config(with("4"), "good.yaml").jobs[0].sync.period == "4");
-  CHECK(parse_config(with("adaptive"), "good.yaml").jobs[0].sync.period == "adaptive");
+  const auto four = parse_config(with("4"), "good.yaml").jobs[0].sync;
+  CHECK(four.period == 4);
+  CHECK_FALSE(four.adaptive_period);
+  CHECK(parse_config(with("adaptive"), "good.yaml").jobs[0].sync.adaptive_period);
   expect(error_of(with("0")), "14: jobs[0].sync.period:", ">= 1, got 0");
   expect(error_of(with("often")), "14: jobs[0].sync.period:", "positive integer or \"adaptive\"");
   expect(error_of(with("2.5")), "14: jobs[0].sync.period:", "positive integer");
@@ -455,7 +458,7 @@ TEST_CASE("--set overrides apply before validation") {
     CHECK(rc.cluster.groups[1].row_seconds == 2.5e-5);
     CHECK_FALSE(rc.cluster.groups[0].row_seconds);
     CHECK(rc.jobs[0].model.hidden == std::vector<std::size_t>{64, 32});
-    CHECK(rc.jobs[0].optimizer.kind == "sgd");
+    CHECK(rc.jobs[0].optimizer.kind == troupe::optimizer_kind::sgd);
   }
   SUBCASE("a later set wins; index == length appends") {
     const auto rc = parse_config(base, "good.yaml",
@@ -463,7 +466,7 @@ TEST_CASE("--set overrides apply before validation") {
                                   "jobs.0.faults.0.action=kill", "jobs.0.faults.0.target=slow"});
     CHECK(rc.jobs[0].batch == 16);
     REQUIRE(rc.jobs[0].faults.size() == 1);
-    CHECK(rc.jobs[0].faults[0].action == "kill");
+    CHECK(rc.jobs[0].faults[0].action == troupe::fault_action::kill);
   }
   SUBCASE("an invalid value names the --set") {
     const auto msg = error_of(base, {"jobs.0.batch=-5"});
@@ -518,7 +521,7 @@ TEST_CASE("--set of sync.mode drops the file's keys of the old mode, with a note
   const std::string ps = base + "    sync: {mode: ps, ps_shards: 2}\n";
   SUBCASE("ps -> allreduce: ps_shards is unused, said in a note naming its line") {
     const auto rc = parse_config(ps, "good.yaml", {"jobs.0.sync.mode=allreduce"});
-    CHECK(rc.jobs[0].sync.mode == "allreduce");
+    CHECK(rc.jobs[0].sync.mode == troupe::sync_mode::allreduce);
     CHECK(rc.jobs[0].sync.ps_shards == 1);
     REQUIRE(rc.notes.size() == 1);
     CHECK_MESSAGE(rc.notes[0].rfind("good.yaml:14: jobs[0].sync.ps_shards (2)", 0) == 0,
@@ -529,9 +532,9 @@ TEST_CASE("--set of sync.mode drops the file's keys of the old mode, with a note
   SUBCASE("local -> ps: period is unused; the ps keys stay") {
     const auto rc = parse_config(base + "    sync: {mode: local, period: 4}\n", "good.yaml",
                                  {"jobs.0.sync.mode=ps", "jobs.0.sync.ps_shards=3"});
-    CHECK(rc.jobs[0].sync.mode == "ps");
+    CHECK(rc.jobs[0].sync.mode == troupe::sync_mode::ps);
     CHECK(rc.jobs[0].sync.ps_shards == 3);
-    CHECK(rc.jobs[0].sync.period == "1");
+    CHECK(rc.jobs[0].sync.period == 1);
     REQUIRE(rc.notes.size() == 1);
     CHECK(rc.notes[0].find("jobs[0].sync.period (4)") != std::string::npos);
   }
@@ -582,7 +585,7 @@ TEST_CASE("rules across keys are the ones an embedding app meets too (core/job_r
          "14: jobs[0].checkpoint.dir:", "not available with sync.mode: allreduce");
   // The same rule on a config built in code, as an embedding app would.
   auto cfg = parse_config(base, "ok.yaml");
-  cfg.jobs[0].sync.mode = "local";
+  cfg.jobs[0].sync.mode = troupe::sync_mode::local;
   cfg.jobs[0].checkpoint = {"/tmp/x", 5, 0.0};
   const auto r = troupe::config::job_rule_violation(cfg.jobs[0]);
   REQUIRE(r);

@@ -8,10 +8,18 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/kinds.hpp"
 
 namespace troupe::config::detail {
 
 namespace {
+
+// A failure class's policy, or the restart intensity.
+std::vector<std::string> supervision_keys() {
+  auto keys = all_names<failure_class>();
+  keys.insert(keys.end(), {"max_restarts", "restart_window"});
+  return keys;
+}
 
 // The schema's maps, by pattern. Lists of maps (cluster.groups, jobs, faults) appear as "[]".
 // Keep in step with config/README.md: this table is the public contract in code form.
@@ -38,9 +46,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"jobs[].resources", {"groups"}},
       {"jobs[].checkpoint", {"dir", "every_steps", "every_seconds"}},
       {"jobs[].faults[]", {"step", "action", "target", "factor", "seconds", "until_step"}},
-      {"jobs[].supervision",
-       {"crash", "hang", "device-error", "out-of-memory", "lost-group", "max_restarts",
-        "restart_window"}},
+      {"jobs[].supervision", supervision_keys()},
   };
   return s;
 }
@@ -312,10 +318,9 @@ std::string context::as_string(const YAML::Node& n, const std::string& path) con
   return n.Scalar();
 }
 
-std::string context::as_enum(const YAML::Node& n, const std::string& path,
-                             std::initializer_list<const char*> allowed) const {
+std::string context::one_of(const YAML::Node& n, const std::string& path,
+                            const std::vector<std::string>& names) const {
   const std::string s = as_string(n, path);
-  std::vector<std::string> names(allowed.begin(), allowed.end());
   if (std::find(names.begin(), names.end(), s) != names.end()) return s;
   const auto near = closest(s, names);
   fail(n, path,

@@ -5,9 +5,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 #include <vector>
+
+#include "core/names.hpp"
 
 namespace troupe::config::detail {
 
@@ -45,8 +46,17 @@ class context {
   double as_double(const YAML::Node& n, const std::string& path) const;
   bool as_bool(const YAML::Node& n, const std::string& path) const;
   std::string as_string(const YAML::Node& n, const std::string& path) const;
-  std::string as_enum(const YAML::Node& n, const std::string& path,
-                      std::initializer_list<const char*> allowed) const;
+  // The string at `n` when it is one of `allowed`, else fails naming them and the closest.
+  std::string one_of(const YAML::Node& n, const std::string& path,
+                     const std::vector<std::string>& allowed) const;
+  // A closed set's value from its name (core/kinds.hpp); `allowed` narrows the set.
+  template <class E>
+  E as_enum(const YAML::Node& n, const std::string& path,
+            const std::vector<E>& allowed = all_values<E>()) const {
+    std::vector<std::string> names;
+    for (const E e : allowed) names.emplace_back(name_of(e));
+    return *parse_name<E>(one_of(n, path, names));
+  }
   // A list of scalars; a single scalar counts as a list of one when `single_ok`.
   std::vector<std::string> as_string_list(const YAML::Node& n, const std::string& path,
                                           bool single_ok) const;

@@ -12,7 +12,7 @@ namespace troupe::config {
 namespace {
 
 const std::vector<std::string>& actions() {
-  static const std::vector<std::string> a = {"kill", "hang", "slow", "delay", "drop", "partition"};
+  static const std::vector<std::string> a = all_names<fault_action>();
   return a;
 }
 
@@ -71,19 +71,20 @@ class parser {
     if (!eat(c)) fail(pos_, "expected '" + std::string(1, c) + "' " + why + ", found " + found());
   }
 
-  std::string action() {
+  fault_action action() {
     const auto colon = t_.find(':');
     if (colon == std::string::npos)
       fail(0, "expected ACTION:TARGET... (actions: " + join(actions()) + ")");
-    std::string a = t_.substr(0, colon);
-    if (std::find(actions().begin(), actions().end(), a) == actions().end()) {
+    const std::string a = t_.substr(0, colon);
+    const auto parsed = parse_name<fault_action>(a);
+    if (!parsed) {
       std::string hint;
       for (const auto& k : actions())
         if (edit_distance(a, k) <= 2) hint = "; did you mean '" + k + "'?";
       fail(0, "unknown action '" + a + "' (expected one of " + join(actions()) + ")" + hint);
     }
     pos_ = colon + 1;
-    return a;
+    return *parsed;
   }
 
   std::string group(char terminator, const std::string& next) {
@@ -121,7 +122,8 @@ class parser {
   }
 
   // FIRST "-" [LAST]; fills step and until_step. `single_ok`: a lone FIRST means that step only.
-  void window(fault_config& f, bool single_ok, const std::string& action) {
+  void window(fault_config& f, bool single_ok) {
+    const std::string action = name_of(f.action);
     f.step = integer("STEP");
     if (!eat('-')) {
       if (!single_ok)
@@ -141,10 +143,10 @@ class parser {
                         std::to_string(f.step));
   }
 
-  void single_step(fault_config& f, const std::string& action) {
+  void single_step(fault_config& f) {
     f.step = integer("STEP");
     if (peek() == '-')
-      fail(pos_, action +
+      fail(pos_, std::string(name_of(f.action)) +
                      " fires at one step; a window FIRST-LAST is only for slow, delay and "
                      "partition");
   }
@@ -194,34 +196,40 @@ fault_config parse_fault(const std::string& text, const std::string& flag) {
   parser p(text, flag);
   fault_config f;
   f.action = p.action();
-  const std::string& a = f.action;
-  if (a == "partition") {
+  if (f.action == fault_action::partition) {
     f.target = p.group('@', "FIRST-LAST steps");
-    p.window(f, false, a);
+    p.window(f, false);
     p.finish();
     return f;
   }
   f.target = p.group('/', "INDEX (a device of the group)");
   f.target += "/" + std::to_string(p.integer("INDEX", 8));
-  if (a == "kill" || a == "drop") {
-    p.expect('@', "then STEP");
-    p.single_step(f, a);
-  } else if (a == "hang") {
-    p.expect('@', "then STEP");
-    p.single_step(f, a);
-    if (p.eat('+')) f.seconds = p.number("SECONDS (how long it hangs)");
-  } else if (a == "slow") {
-    p.expect('x', "then FACTOR (slow:GROUP/INDEXxFACTOR@FIRST-LAST)");
-    const std::size_t at = p.pos();
-    f.factor = p.number("FACTOR (a number >= 1) after 'x'");
-    if (f.factor < 1.0) p.fail(at, "FACTOR must be >= 1 (a stretch of compute time)");
-    p.expect('@', "then FIRST-LAST steps");
-    p.window(f, false, a);
-  } else {  // delay
-    p.expect('+', "then MS (delay:GROUP/INDEX+MS@STEP)");
-    f.seconds = p.number("MS (milliseconds of delay)") / 1000.0;
-    p.expect('@', "then STEP or FIRST-LAST");
-    p.window(f, true, a);
+  switch (f.action) {
+    case fault_action::kill:
+    case fault_action::drop:
+    case fault_action::hang:
+      p.expect('@', "then STEP");
+      p.single_step(f);
+      if (f.action == fault_action::hang && p.eat('+'))
+        f.seconds = p.number("SECONDS (how long it hangs)");
+      break;
+    case fault_action::slow: {
+      p.expect('x', "then FACTOR (slow:GROUP/INDEXxFACTOR@FIRST-LAST)");
+      const std::size_t at = p.pos();
+      f.factor = p.number("FACTOR (a number >= 1) after 'x'");
+      if (f.factor < 1.0) p.fail(at, "FACTOR must be >= 1 (a stretch of compute time)");
+      p.expect('@', "then FIRST-LAST steps");
+      p.window(f, false);
+      break;
+    }
+    case fault_action::delay:
+      p.expect('+', "then MS (delay:GROUP/INDEX+MS@STEP)");
+      f.seconds = p.number("MS (milliseconds of delay)") / 1000.0;
+      p.expect('@', "then STEP or FIRST-LAST");
+      p.window(f, true);
+      break;
+    case fault_action::partition:  // parsed above
+      break;
   }
   p.finish();
   return f;
@@ -229,31 +237,37 @@ fault_config parse_fault(const std::string& text, const std::string& flag) {
 
 std::string fault_to_string(const fault_config& f) {
   const auto bad = [&](const std::string& why) -> void {
-    throw input_error("fault '" + f.action + "' on '" + f.target + "' at step " +
-                      std::to_string(f.step) + " cannot be written as a spec: " + why);
+    throw input_error(std::string("fault '") + name_of(f.action) + "' on '" + f.target +
+                      "' at step " + std::to_string(f.step) +
+                      " cannot be written as a spec: " + why);
   };
   const bool device = f.target.find('/') != std::string::npos;
   const auto window = [&] {
     if (f.until_step != -1 && f.until_step < f.step) bad("until_step is before step");
     return std::to_string(f.step) + "-" + (f.until_step == -1 ? "" : std::to_string(f.until_step));
   };
-  const std::string head = f.action + ":" + f.target;
-  if (f.action == "partition") {
+  const std::string head = name_of(f.action) + (":" + f.target);
+  if (f.action == fault_action::partition) {
     if (device) bad("partition takes a group, not a device");
     return head + "@" + window();
   }
-  if (std::find(actions().begin(), actions().end(), f.action) == actions().end())
-    bad("unknown action");
   if (!device) bad("a GROUP/INDEX target is needed");
-  if (f.action == "kill" || f.action == "drop" || f.action == "hang") {
-    if (f.until_step != -1) bad("it fires at one step, it has no window");
-    std::string s = head + "@" + std::to_string(f.step);
-    if (f.action == "hang" && f.seconds != 0.0) s += "+" + exact_decimal(f.seconds, "seconds");
-    return s;
-  }
-  if (f.action == "slow") {
-    if (!(f.factor >= 1.0)) bad("factor must be >= 1");
-    return head + "x" + exact_decimal(f.factor, "factor") + "@" + window();
+  switch (f.action) {
+    case fault_action::kill:
+    case fault_action::drop:
+    case fault_action::hang: {
+      if (f.until_step != -1) bad("it fires at one step, it has no window");
+      std::string s = head + "@" + std::to_string(f.step);
+      if (f.action == fault_action::hang && f.seconds != 0.0)
+        s += "+" + exact_decimal(f.seconds, "seconds");
+      return s;
+    }
+    case fault_action::slow:
+      if (!(f.factor >= 1.0)) bad("factor must be >= 1");
+      return head + "x" + exact_decimal(f.factor, "factor") + "@" + window();
+    case fault_action::delay:
+    case fault_action::partition:
+      break;
   }
   const std::string at = f.until_step == f.step ? std::to_string(f.step) : window();
   return head + "+" + delay_ms(f.seconds) + "@" + at;
@@ -298,9 +312,6 @@ std::vector<fault_config> random_faults(std::size_t n, std::uint64_t seed,
     if (g.second < 1) bad("group '" + g.first + "' has no devices");
     devices += g.second;
   }
-  for (const auto& k : space.kinds)
-    if (std::find(actions().begin(), actions().end(), k) == actions().end())
-      bad("unknown fault kind '" + k + "' (expected one of " + join(actions()) + ")");
 
   // A fixed stream id, so that other users of the job seed do not draw the same numbers.
   rng r = rng(seed).fork(0xfa17);
@@ -324,20 +335,26 @@ std::vector<fault_config> random_faults(std::size_t n, std::uint64_t seed,
           static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(space.max_window)));
       return std::min(space.last_step, f.step + len);
     };
-    if (f.action == "partition") {
-      f.target = group;
-      f.until_step = window_end();
-    } else {
-      f.target = group + "/" + std::to_string(d);
-      if (f.action == "hang") {
+    f.target = group + "/" + std::to_string(d);
+    switch (f.action) {
+      case fault_action::partition:
+        f.target = group;
+        f.until_step = window_end();
+        break;
+      case fault_action::hang:
         f.seconds = r.below(2) == 0 ? 0.0 : round2(between(0.1, space.max_hang_seconds));
-      } else if (f.action == "slow") {
+        break;
+      case fault_action::slow:
         f.factor = round2(between(1.5, space.max_slow_factor));
         f.until_step = window_end();
-      } else if (f.action == "delay") {
+        break;
+      case fault_action::delay:
         f.seconds = round2(between(1.0, space.max_delay_ms)) / 1000.0;
         f.until_step = window_end();
-      }
+        break;
+      case fault_action::kill:
+      case fault_action::drop:
+        break;
     }
     out.push_back(std::move(f));
   }

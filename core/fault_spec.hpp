@@ -64,7 +64,8 @@ struct fault_space {
   std::int64_t last_step = 0;
   // Actions to draw, uniformly. partition is left out by default: with one group it would cut
   // off the whole job, which a soak that must finish cannot survive.
-  std::vector<std::string> kinds = {"kill", "hang", "slow", "delay", "drop"};
+  std::vector<fault_action> kinds = {fault_action::kill, fault_action::hang, fault_action::slow,
+                                     fault_action::delay, fault_action::drop};
   double max_hang_seconds = 2.0;  // a bounded hang lasts U(0.1, max); half the hangs are unbounded
   double max_slow_factor = 4.0;   // slow: U(1.5, max)
   double max_delay_ms = 200.0;    // delay: U(1, max)
@@ -74,7 +75,7 @@ struct fault_space {
 // N faults drawn from `space` by troupe::rng(seed): the same seed gives the same list on every
 // platform. Sorted by step (then by draw order). Values are rounded to two decimals so that
 // fault_to_string prints them exactly. Throws troupe::input_error on an empty space (no groups,
-// no kinds, last_step < first_step, a count < 1, an unknown kind).
+// no kinds, last_step < first_step, a count < 1).
 std::vector<fault_config> random_faults(std::size_t n, std::uint64_t seed,
                                         const fault_space& space);
 

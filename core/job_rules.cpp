@@ -3,19 +3,30 @@
 namespace troupe::config {
 
 std::optional<rule_violation> job_rule_violation(const job_config& j) {
+  const auto mode = std::string("sync.mode: ") + name_of(j.sync.mode);
+  if (j.name.empty()) return rule_violation{"", "name", "a job needs a name"};
+  if (j.batch < 1)
+    return rule_violation{"", "batch", "must be at least 1, got " + std::to_string(j.batch)};
+  if (j.sync.ps_shards < 1)
+    return rule_violation{"sync", "ps_shards",
+                          "must be at least 1, got " + std::to_string(j.sync.ps_shards)};
+  if (!j.sync.adaptive_period && j.sync.period < 1)
+    return rule_violation{
+        "sync", "period",
+        "must be a positive integer or \"adaptive\", got " + std::to_string(j.sync.period)};
   // The distributed form allreduces Max-AdaBelief's moments: nothing else defines it.
-  if (j.optimizer.form == "distributed" &&
-      (j.optimizer.kind != "max-adabelief" || j.sync.mode != "allreduce"))
+  if (j.optimizer.form == optimizer_form::distributed &&
+      (j.optimizer.kind != optimizer_kind::max_adabelief || j.sync.mode != sync_mode::allreduce))
     return rule_violation{"optimizer", "form",
                           "distributed needs optimizer.kind: max-adabelief and sync.mode: "
                           "allreduce (got kind: " +
-                              j.optimizer.kind + ", sync.mode: " + j.sync.mode + ")"};
+                              std::string(name_of(j.optimizer.kind)) + ", " + mode + ")"};
   // allreduce and local keep parameters and optimizer replicas on the workers, which take no
   // part in checkpoints yet.
-  if (j.sync.mode != "ps" && !j.checkpoint.dir.empty() &&
+  if (j.sync.mode != sync_mode::ps && !j.checkpoint.dir.empty() &&
       (j.checkpoint.every_steps > 0 || j.checkpoint.every_seconds > 0))
     return rule_violation{"checkpoint", "dir",
-                          "checkpoints are not available with sync.mode: " + j.sync.mode +
+                          "checkpoints are not available with " + mode +
                               " yet (use sync.mode: ps, or remove the checkpoint keys)"};
   return std::nullopt;
 }

@@ -10,12 +10,14 @@
 namespace troupe::config {
 
 struct rule_violation {
-  std::string section;  // the job's key that holds the offending key, e.g. "optimizer"
+  std::string section;  // the job's key that holds the offending key, e.g. "optimizer"; "" for
+                        // a key of the job itself
   std::string key;      // e.g. "form"
   std::string what;
 };
 
-// The first rule `job` breaks, or nothing.
+// The first rule `job` breaks, or nothing. The loader's per-key ranges catch the single-key
+// rules first (with a line number); these catch them in configs built in code.
 std::optional<rule_violation> job_rule_violation(const job_config& job);
 
 }  // namespace troupe::config

@@ -7,23 +7,10 @@
 
 namespace troupe::devices {
 
-const char* to_string(device_kind k) {
-  switch (k) {
-    case device_kind::cpu:
-      return "cpu";
-    case device_kind::sim:
-      return "sim";
-    case device_kind::cuda:
-      return "cuda";
-  }
-  return "?";
-}
-
 device_kind parse_device_kind(const std::string& text) {
-  if (text == "cpu") return device_kind::cpu;
-  if (text == "sim") return device_kind::sim;
-  if (text == "cuda") return device_kind::cuda;
-  throw input_error("unknown device kind '" + text + "' (expected cpu, sim or cuda)");
+  if (const auto k = parse_name<device_kind>(text)) return *k;
+  throw input_error("unknown device kind '" + text + "' (expected " + names_listed<device_kind>() +
+                    ")");
 }
 
 std::unique_ptr<device> make_device(const device_spec& spec) {

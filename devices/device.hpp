@@ -7,15 +7,16 @@
 #include <memory>
 #include <string>
 
+#include "core/kinds.hpp"
 #include "models/batch.hpp"
 #include "models/model.hpp"
 
 namespace troupe::devices {
 
-enum class device_kind { cpu, sim, cuda };
+// device_kind and its names are in core/kinds.hpp (the config names it).
+using troupe::device_kind;
 
-const char* to_string(device_kind k);
-// Throws troupe::input_error naming the text when it is not a known kind.
+// For command-line flags. Throws troupe::input_error naming the text when it is not a kind.
 device_kind parse_device_kind(const std::string& text);
 
 struct device_spec {

@@ -10,12 +10,6 @@
 
 namespace troupe::policies {
 
-placement_kind parse_placement(const std::string& name) {
-  if (name == "uniform") return placement_kind::uniform;
-  if (name == "resource-state") return placement_kind::resource_state;
-  throw input_error("placement: unknown value '" + name + "' (expected uniform or resource-state)");
-}
-
 namespace {
 
 // Indices of the eligible groups with free devices, validated.

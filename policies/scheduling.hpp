@@ -33,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "core/kinds.hpp"
+
 namespace troupe::policies {
 
 struct group_state {
@@ -51,9 +53,8 @@ struct placement_entry {
 };
 using placement = std::vector<placement_entry>;  // in the order of the groups given
 
-enum class placement_kind { uniform, resource_state };
-// "uniform" | "resource-state"; anything else throws troupe::input_error naming the value.
-placement_kind parse_placement(const std::string& name);
+// placement_kind and its config names are in core/kinds.hpp.
+using troupe::placement_kind;
 
 // `allowed` empty: every group. Unknown allowed names throw troupe::input_error.
 std::optional<placement> place_uniform(const std::vector<group_state>& groups, int demand,

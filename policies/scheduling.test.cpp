@@ -62,9 +62,6 @@ TEST_CASE("resource-state placement: largest free first") {
 }
 
 TEST_CASE("placement: invalid input") {
-  CHECK(parse_placement("uniform") == placement_kind::uniform);
-  CHECK(parse_placement("resource-state") == placement_kind::resource_state);
-  CHECK_THROWS_AS(parse_placement("largest"), troupe::input_error);
   CHECK_THROWS_AS(place_uniform(cluster(), 1, {"tpu"}), troupe::input_error);
   CHECK_THROWS_AS(place_uniform(cluster(), 0), troupe::input_error);
   CHECK_THROWS_AS(place_uniform({{"g", 5, 4, 1.0}}, 1), troupe::input_error);  // free > capacity

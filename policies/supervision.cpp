@@ -10,10 +10,6 @@
 namespace troupe::policies {
 namespace {
 
-constexpr const char* class_names[] = {"crash", "hang", "device-error", "out-of-memory",
-                                       "lost-group"};
-constexpr const char* policy_names[] = {"restart", "migrate", "fail-job"};
-
 void require(bool ok, const std::string& what) {
   if (!ok) throw input_error(what);
 }
@@ -34,44 +30,6 @@ bool contains_any(const std::string& hay, std::initializer_list<const char*> nee
 }
 
 }  // namespace
-
-const char* to_string(failure_class c) {
-  return class_names[static_cast<std::size_t>(c)];
-}
-const char* to_string(failure_policy p) {
-  return policy_names[static_cast<std::size_t>(p)];
-}
-
-const char* to_string(supervisor_action a) {
-  switch (a) {
-    case supervisor_action::restart:
-      return "restart";
-    case supervisor_action::migrate:
-      return "migrate";
-    case supervisor_action::fail_job:
-      return "fail-job";
-  }
-  return "?";
-}
-
-const std::vector<failure_class>& all_failure_classes() {
-  static const std::vector<failure_class> all = {
-      failure_class::crash, failure_class::hang, failure_class::device_error,
-      failure_class::out_of_memory, failure_class::lost_group};
-  return all;
-}
-
-std::optional<failure_class> parse_failure_class(std::string_view s) {
-  for (auto c : all_failure_classes())
-    if (s == to_string(c)) return c;
-  return std::nullopt;
-}
-
-std::optional<failure_policy> parse_failure_policy(std::string_view s) {
-  for (auto p : {failure_policy::restart, failure_policy::migrate, failure_policy::fail_job})
-    if (s == to_string(p)) return p;
-  return std::nullopt;
-}
 
 failure_policy default_policy(failure_class c) {
   switch (c) {
@@ -97,23 +55,12 @@ failure_class classify_message(std::string_view what) {
 }
 
 policy_table::policy_table() {
-  for (auto c : all_failure_classes()) set(c, default_policy(c));
+  for (auto c : all_values<failure_class>()) set(c, default_policy(c));
 }
 
-policy_table policy_table::from_config(const std::map<std::string, std::string>& supervision,
-                                       const std::string& where) {
-  policy_table t;
-  for (const auto& [key, value] : supervision) {
-    const auto c = parse_failure_class(key);
-    require(c.has_value(), where + "." + key +
-                               ": unknown failure class (expected crash, hang, device-error, "
-                               "out-of-memory or lost-group)");
-    const auto p = parse_failure_policy(value);
-    require(p.has_value(), where + "." + key + ": unknown policy '" + value +
-                               "' (expected restart, migrate or fail-job)");
-    t.set(*c, *p);
-  }
-  return t;
+policy_table::policy_table(const std::map<failure_class, failure_policy>& overrides)
+    : policy_table() {
+  for (const auto& [c, p] : overrides) set(c, p);
 }
 
 void validate(const restart_limits& l) {
@@ -158,7 +105,7 @@ restart_decision restart_intensity::on_failure(double now) {
 supervisor_decision decide(failure_class c, const policy_table& table, restart_intensity& intensity,
                            double now, const backoff_params& backoff, rng& r) {
   supervisor_decision d;
-  const std::string cls = to_string(c);
+  const std::string cls = name_of(c);
   switch (table[c]) {
     case failure_policy::fail_job:
       d.action = supervisor_action::fail_job;

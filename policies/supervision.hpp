@@ -41,20 +41,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/kinds.hpp"
 #include "core/rng.hpp"
 
 namespace troupe::policies {
 
-enum class failure_class { crash, hang, device_error, out_of_memory, lost_group };
-enum class failure_policy { restart, migrate, fail_job };
-
-// Config spellings: "crash", "hang", "device-error", "out-of-memory", "lost-group";
-// "restart", "migrate", "fail-job".
-const char* to_string(failure_class c);
-const char* to_string(failure_policy p);
-std::optional<failure_class> parse_failure_class(std::string_view s);
-std::optional<failure_policy> parse_failure_policy(std::string_view s);
-const std::vector<failure_class>& all_failure_classes();
+// failure_class and failure_policy, with their config spellings, are in core/kinds.hpp.
+using troupe::failure_class;
+using troupe::failure_policy;
 
 failure_policy default_policy(failure_class c);
 
@@ -69,10 +63,8 @@ failure_class classify_message(std::string_view what);
 class policy_table {
  public:
   policy_table();
-  // From config::job_config::supervision (class name -> policy name). Throws troupe::input_error
-  // naming `where` and the key on an unknown class or policy.
-  static policy_table from_config(const std::map<std::string, std::string>& supervision,
-                                  const std::string& where = "supervision");
+  // The defaults with config::job_config::supervision's overrides.
+  explicit policy_table(const std::map<failure_class, failure_policy>& overrides);
   failure_policy operator[](failure_class c) const { return p_[static_cast<std::size_t>(c)]; }
   void set(failure_class c, failure_policy p) { p_[static_cast<std::size_t>(c)] = p; }
 
@@ -117,8 +109,8 @@ class restart_intensity {
   std::deque<double> times_;  // restarts still in the window, oldest first
 };
 
-enum class supervisor_action { restart, migrate, fail_job };
-const char* to_string(supervisor_action a);
+// What the supervisor does: a class's policy, or migrate where the restart intensity escalates.
+using supervisor_action = failure_policy;
 
 struct supervisor_decision {
   supervisor_action action = supervisor_action::restart;

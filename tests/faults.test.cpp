@@ -142,7 +142,7 @@ TEST_CASE("a last worker that keeps failing ends the job instead of restarting f
   REQUIRE(report.jobs.size() == 1);
   const auto& j = report.jobs[0];
   INFO("error: " << j.error);
-  CHECK(j.status == "failed");
+  CHECK(j.status == troupe::job_status::failed);
   CHECK(j.error.find("no other worker is left") != std::string::npos);
   CHECK(j.steps == 70);
   CHECK(j.faults.restarts == 6);

@@ -45,7 +45,7 @@ timed_run run_timed(const std::string& yaml, std::int64_t steps) {
   auto report = rt.run();
   REQUIRE(report.jobs.size() == 1);
   INFO("error: " << report.jobs[0].error);
-  REQUIRE(report.jobs[0].status == "completed");
+  REQUIRE(report.jobs[0].status == troupe::job_status::completed);
   REQUIRE(report.jobs[0].steps == steps);
   std::lock_guard<std::mutex> lock(mu);
   return {report.jobs[0], secs};

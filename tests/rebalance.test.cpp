@@ -57,7 +57,7 @@ run run_one(const std::string& split) {
   auto report = rt.run();
   REQUIRE(report.jobs.size() == 1);
   INFO("error: " << report.jobs[0].error);
-  REQUIRE(report.jobs[0].status == "completed");
+  REQUIRE(report.jobs[0].status == troupe::job_status::completed);
   std::lock_guard<std::mutex> lock(*mu);
   return {report.jobs[0], *steps};
 }

@@ -74,13 +74,13 @@ troupe::job_report run(const std::string& yaml, const std::string& resume = "") 
 TEST_CASE("a run resumed from its step-30 checkpoint ends where the uninterrupted run does") {
   const auto dir = scratch("exact");
   const auto full = run(config_text(60, 2, ""));
-  REQUIRE(full.status == "completed");
+  REQUIRE(full.status == troupe::job_status::completed);
   REQUIRE(full.final_params);
 
   // First leg: 30 steps with a checkpoint every 10 (kept: 10, 20, 30).
   const auto first = run(config_text(30, 2, dir.string()));
   INFO("first leg: " << first.error);
-  REQUIRE(first.status == "completed");
+  REQUIRE(first.status == troupe::job_status::completed);
   CHECK(first.checkpoints.written == 3);
   CHECK(first.checkpoints.last_step == 30);
   const troupe::checkpoint_store store((dir / "rs").string(), 0);
@@ -93,7 +93,7 @@ TEST_CASE("a run resumed from its step-30 checkpoint ends where the uninterrupte
   // optimizer state of the whole model, not per shard).
   const auto second = run(config_text(60, 3, dir.string()), dir.string());
   INFO("second leg: " << second.error);
-  REQUIRE(second.status == "completed");
+  REQUIRE(second.status == troupe::job_status::completed);
   REQUIRE(second.checkpoints.resumed_from_step);
   CHECK(*second.checkpoints.resumed_from_step == 30);
   CHECK(second.steps == 60);
@@ -112,9 +112,9 @@ TEST_CASE("a run resumed from its step-30 checkpoint ends where the uninterrupte
 TEST_CASE("a corrupt newest checkpoint is skipped and the previous one used") {
   const auto dir = scratch("corrupt");
   const auto full = run(config_text(40, 1, ""));
-  REQUIRE(full.status == "completed");
+  REQUIRE(full.status == troupe::job_status::completed);
   const auto first = run(config_text(30, 1, dir.string()));
-  REQUIRE(first.status == "completed");
+  REQUIRE(first.status == troupe::job_status::completed);
   const troupe::checkpoint_store store((dir / "rs").string(), 0);
   const auto files = store.list();
   REQUIRE(files.size() == 3);
@@ -122,7 +122,7 @@ TEST_CASE("a corrupt newest checkpoint is skipped and the previous one used") {
   flip_byte(files.back().path, fs::file_size(files.back().path) / 2);
   const auto second = run(config_text(40, 1, dir.string()), dir.string());
   INFO(second.error);
-  REQUIRE(second.status == "completed");
+  REQUIRE(second.status == troupe::job_status::completed);
   REQUIRE(second.checkpoints.resumed_from_step);
   CHECK(*second.checkpoints.resumed_from_step == 20);
   CHECK(second.params.fnv1a64 == full.params.fnv1a64);
@@ -133,7 +133,7 @@ TEST_CASE("a corrupt newest checkpoint is skipped and the previous one used") {
   REQUIRE(files2.back().step == 40);
   fs::resize_file(files2.back().path, fs::file_size(files2.back().path) - 100);
   const auto third = run(config_text(40, 1, dir.string()), dir.string());
-  REQUIRE(third.status == "completed");
+  REQUIRE(third.status == troupe::job_status::completed);
   REQUIRE(third.checkpoints.resumed_from_step);
   CHECK(*third.checkpoints.resumed_from_step == 30);
   fs::remove_all(dir);
@@ -141,9 +141,9 @@ TEST_CASE("a corrupt newest checkpoint is skipped and the previous one used") {
 
 TEST_CASE("a checkpoint of another config is refused; no checkpoint starts fresh") {
   const auto dir = scratch("refuse");
-  REQUIRE(run(config_text(10, 1, dir.string())).status == "completed");
+  REQUIRE(run(config_text(10, 1, dir.string())).status == troupe::job_status::completed);
   const auto other = run(config_text(20, 1, dir.string(), "0.02"), dir.string());
-  CHECK(other.status == "failed");
+  CHECK(other.status == troupe::job_status::failed);
   CHECK(other.bad_input);
   CAPTURE(other.error);
   CHECK(other.error.find((dir / "rs" / "ckpt-000000010.trp").string()) != std::string::npos);
@@ -152,7 +152,7 @@ TEST_CASE("a checkpoint of another config is refused; no checkpoint starts fresh
   const auto empty = scratch("empty");
   fs::create_directories(empty);
   const auto fresh = run(config_text(10, 1, ""), empty.string());
-  CHECK(fresh.status == "completed");
+  CHECK(fresh.status == troupe::job_status::completed);
   CHECK_FALSE(fresh.checkpoints.resumed_from_step);
   CHECK(fresh.steps == 10);
   fs::remove_all(dir);

@@ -22,7 +22,7 @@ inline job_report run_one(const std::string& yaml, const std::string& source, st
   REQUIRE(report.jobs.size() == 1);
   const auto& j = report.jobs[0];
   INFO("error: " << j.error);
-  REQUIRE(j.status == "completed");
+  REQUIRE(j.status == troupe::job_status::completed);
   REQUIRE(j.steps == steps);
   REQUIRE(j.final_params);
   return j;

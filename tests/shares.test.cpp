@@ -49,7 +49,7 @@ std::map<std::string, troupe::job_report> run(const std::string& yaml) {
   std::map<std::string, troupe::job_report> out;
   for (const auto& j : report.jobs) {
     INFO(j.name << " error: " << j.error);
-    REQUIRE(j.status == "completed");
+    REQUIRE(j.status == troupe::job_status::completed);
     REQUIRE(j.workers.size() == 1);
     out[j.name] = j;
   }

@@ -84,18 +84,19 @@ int main() {
   fast.name = "fast";
   fast.count = 2;
   slow.name = "slow";
-  slow.device = "sim";
+  slow.device = troupe::device_kind::sim;
   slow.slowdown = 2.0;
   cluster.cluster.groups = {fast, slow};
 
   config::job_config job;
   job.name = "blobs";
   job.model.kind = "my-softmax";
-  job.data.dataset = "synthetic";
+  job.data.dataset = troupe::dataset_kind::synthetic;
   job.data.synthetic_samples = 4000;
   job.data.preprocess = {"standardize"};
-  job.data.split = "weighted";  // no weights given: measured by a short probe at start
-  job.optimizer.kind = "sgd";
+  job.data.split =
+      troupe::split_kind::weighted;  // no weights given: measured by a short probe at start
+  job.optimizer.kind = troupe::optimizer_kind::sgd;
   job.optimizer.lr = 0.1;
   job.batch = 128;
   job.epochs = 2;
@@ -119,7 +120,7 @@ int main() {
 
   const auto& j = report.jobs.at(0);
   std::printf("%s: %s after %lld steps, test accuracy %.3f, params fnv1a64 %s\n", j.name.c_str(),
-              j.status.c_str(), static_cast<long long>(j.steps), j.test_accuracy,
+              troupe::name_of(j.status), static_cast<long long>(j.steps), j.test_accuracy,
               hex64(j.params.fnv1a64).c_str());
   for (const auto& w : j.workers)
     std::printf("  %-7s %-4s mean batch %5.1f  busy %.2f\n", w.name.c_str(), w.device.c_str(),

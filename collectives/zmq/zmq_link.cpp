@@ -230,8 +230,6 @@ std::vector<int> ring_peers(int rank, int size) {
 
 communicator zmq_connect(const zmq_connect_options& options) {
   if (!options.rendezvous) throw input_error("zmq_connect: no rendezvous store");
-  if (options.scheme != "tcp" && options.scheme != "ipc")
-    throw input_error("zmq_connect: scheme must be tcp or ipc, got '" + options.scheme + "'");
   const std::vector<int> peers =
       options.peers.empty() ? ring_peers(options.rank, options.size) : options.peers;
   auto context = std::make_shared<zmq::context_t>(options.io_threads);
@@ -242,10 +240,10 @@ communicator zmq_connect(const zmq_connect_options& options) {
     zmq::socket_t pull{*context, zmq::socket_type::pull};
     pull.set(zmq::sockopt::linger, 0);
     pull.set(zmq::sockopt::rcvhwm, 0);  // the algorithm bounds what is in flight
-    pull.bind(options.scheme == "tcp" ? "tcp://" + options.host + ":*"
-                                      : ipc_address(options.prefix, peer, options.rank));
+    pull.bind(options.scheme == zmq_scheme::tcp ? "tcp://" + options.host + ":*"
+                                                : ipc_address(options.prefix, peer, options.rank));
     const std::string bound = pull.get(zmq::sockopt::last_endpoint);
-    ipc_paths.push_back(options.scheme == "ipc" ? bound.substr(6) : std::string{});
+    ipc_paths.push_back(options.scheme == zmq_scheme::ipc ? bound.substr(6) : std::string{});
     options.rendezvous->set(key_for(options.prefix, peer, options.rank), bound);
     pulls.push_back(std::move(pull));
   }

@@ -10,12 +10,23 @@
 
 #include "collectives/communicator.hpp"
 #include "collectives/store.hpp"
+#include "core/names.hpp"
+
+namespace troupe::collectives {
+
+enum class zmq_scheme { tcp, ipc };
+
+}  // namespace troupe::collectives
+
+namespace troupe {
+TROUPE_SPELLINGS(collectives::zmq_scheme, ipc, "tcp", "ipc");
+}  // namespace troupe
 
 namespace troupe::collectives {
 
 struct zmq_connect_options : rendezvous_options {
   zmq_connect_options() { prefix = "zmq"; }
-  std::string scheme = "tcp";      // "tcp" or "ipc"
+  zmq_scheme scheme = zmq_scheme::tcp;
   std::string host = "127.0.0.1";  // tcp: the interface to bind and advertise
   std::vector<int> peers;          // ranks to link with; empty = the two ring neighbours
   int io_threads = 1;

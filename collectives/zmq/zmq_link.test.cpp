@@ -21,7 +21,7 @@ communicator connect(memory_store& store, const std::string& scheme, int rank, i
   o.rendezvous = &store;
   o.rank = rank;
   o.size = size;
-  o.scheme = scheme;
+  o.scheme = *troupe::parse_name<zmq_scheme>(scheme);
   o.prefix = prefix;
   o.deadline = deadline_in(10s);
   return zmq_connect(o);
