@@ -23,16 +23,7 @@ class shared_reducer final : public step_reducer {
   int size() const override { return group_.size(); }
   int waiting() const override { return group_.waiting(); }
   reduce_outcome reduce(const reduce_call& c) override {
-    coll::shared_allreduce_options o;
-    o.rank = c.rank;
-    o.data = c.data;
-    o.count = c.count;
-    o.op = c.op;
-    o.weight = c.weight;
-    o.divide_by_total_weight = c.divide_by_total_weight;
-    o.deadline = c.deadline;
-    o.abort = c.abort;
-    const auto r = group_.allreduce(o);
+    const auto r = group_.allreduce(c);
     return reduce_outcome{r.values, r.total_weight};
   }
 

@@ -45,6 +45,7 @@
 
 #include "actors/payloads.hpp"
 #include "collectives/communicator.hpp"
+#include "collectives/inproc/shared_allreduce.hpp"
 #include "collectives/op_control.hpp"
 #include "collectives/options.hpp"
 #include "core/config.hpp"
@@ -54,16 +55,9 @@
 namespace troupe::actors {
 
 // One reduction as a worker asks for it.
-struct reduce_call {
-  int rank = 0;
-  const float* data = nullptr;  // null: contributes nothing (zero-sample member)
-  std::size_t count = 0;
-  collectives::reduce_op op = collectives::reduce_op::sum;
-  double weight = 0.0;                  // summed over the members (sample counts)
-  bool divide_by_total_weight = false;  // sum / total weight
-  steady::time_point deadline = steady::time_point::max();
-  std::shared_ptr<const collectives::abort_signal> abort;
-};
+// One member's call: the in-process group's options, which every reducer takes (data null: the
+// member contributes nothing, a zero-sample member; weight: its sample count).
+using reduce_call = collectives::shared_allreduce_options;
 
 struct reduce_outcome {
   span<const float> values;  // valid until this rank's second-next call

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/bit_cast.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "core/rng.hpp"
@@ -18,17 +19,6 @@ constexpr const char* opt_kind = "opt_kind";
 constexpr const char* opt_step = "opt_step";
 constexpr const char* pass_stats = "pass_stats";
 constexpr const char* progress = "progress";
-
-std::uint64_t bits_of(double d) {
-  std::uint64_t u;
-  std::memcpy(&u, &d, 8);
-  return u;
-}
-double double_of(std::uint64_t u) {
-  double d;
-  std::memcpy(&d, &u, 8);
-  return d;
-}
 
 // %.17g: a double printed this way reads back to the same bits, so equal configs give equal text.
 std::string num(double v) {
@@ -141,8 +131,9 @@ checkpoint to_checkpoint(const job_snapshot& s) {
   }
   c.set_u64s(sec::sampler, {s.pass, s.position});
   c.set_u64s(sec::rng, {s.rng[0], s.rng[1], s.rng[2], s.rng[3]});
-  c.set_u64s(pass_stats, {bits_of(s.pass_loss_sum), s.pass_samples, s.pass_correct});
-  c.set_u64s(progress, {s.samples_total, bits_of(s.step_seconds_total)});
+  c.set_u64s(pass_stats,
+             {bit_cast<std::uint64_t>(s.pass_loss_sum), s.pass_samples, s.pass_correct});
+  c.set_u64s(progress, {s.samples_total, bit_cast<std::uint64_t>(s.step_seconds_total)});
   return c;
 }
 
@@ -181,11 +172,11 @@ job_snapshot from_checkpoint(const checkpoint& c) {
   s.pass = cursor[0];
   s.position = cursor[1];
   s.rng = {r[0], r[1], r[2], r[3]};
-  s.pass_loss_sum = double_of(ps[0]);
+  s.pass_loss_sum = bit_cast<double>(ps[0]);
   s.pass_samples = ps[1];
   s.pass_correct = ps[2];
   s.samples_total = pr[0];
-  s.step_seconds_total = double_of(pr[1]);
+  s.step_seconds_total = bit_cast<double>(pr[1]);
   s.parts.push_back(std::move(part));
   return s;
 }

@@ -181,6 +181,21 @@ bool hold_back(stateful<worker_state>* self, const Cmd& cmd,
 }
 
 // Runs a reduction step; false when the worker quit on its failure.
+// This replica's part in a reduction of `cmd.step` over `cmd.ranks`: its gradient sum and sample
+// count when it computed a slice of that step, else nothing but its parameters.
+template <class Cmd>
+replica_step replica_step_of(const worker_state& st, const Cmd& cmd) {
+  replica_step rs;
+  rs.rank = st.rank;
+  rs.contributed = st.computed_step == cmd.step &&
+                   std::find(cmd.ranks.begin(), cmd.ranks.end(), st.rank) != cmd.ranks.end();
+  rs.grad = st.grad->data();
+  rs.samples = rs.contributed ? st.computed_samples : 0;
+  rs.params = st.setup->params->values.data();
+  rs.count = st.setup->params->values.size();
+  return rs;
+}
+
 template <class F>
 bool reduce_guarded(stateful<worker_state>* self, F&& f) {
   try {
@@ -253,15 +268,8 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         auto& st = self->state;
         if (!st.gate.follow(cmd) || !session || hold_back(self, cmd, session)) return;
         if (!st.replica) st.replica = std::make_shared<replica_optimizer>();
-        replica_step rs;
-        rs.rank = st.rank;
-        rs.contributed = st.computed_step == cmd.step &&
-                         std::find(cmd.ranks.begin(), cmd.ranks.end(), st.rank) != cmd.ranks.end();
-        rs.grad = st.grad->data();
-        rs.samples = rs.contributed ? st.computed_samples : 0;
+        auto rs = replica_step_of(st, cmd);
         rs.total_samples = cmd.total_samples;
-        rs.params = st.setup->params->values.data();
-        rs.count = st.setup->params->values.size();
         if (!reduce_guarded(self, [&] { allreduce_and_apply(*st.replica, *session, rs); })) return;
         self->send(job, msg::applied{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1});
       },
@@ -271,14 +279,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         if (!st.gate.admit(cmd) || !session || (cmd.average && hold_back(self, cmd, session)))
           return;
         if (!st.local) st.local = std::make_shared<local_replica>();
-        replica_step rs;
-        rs.rank = st.rank;
-        rs.contributed = st.computed_step == cmd.step &&
-                         std::find(cmd.ranks.begin(), cmd.ranks.end(), st.rank) != cmd.ranks.end();
-        rs.grad = st.grad->data();
-        rs.samples = rs.contributed ? st.computed_samples : 0;
-        rs.params = st.setup->params->values.data();
-        rs.count = st.setup->params->values.size();
+        const auto rs = replica_step_of(st, cmd);
         if (!reduce_guarded(self, [&] { local_step_apply(*st.local, *session, rs, cmd.average); }))
           return;
         self->send(job, msg::applied{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1});

@@ -37,13 +37,9 @@ TEST_CASE("ring allreduce sums exactly for 1 to 8 ranks and awkward sizes (inpro
       auto errors = run_ranks(size, [&](int rank) {
         communicator comm = hub.connect(rank);
         std::vector<float> data = pattern_data(rank, count);
-        allreduce_options o;
-        o.comm = &comm;
-        o.job = 1;
-        o.generation = 1;
-        o.data = data;
-        o.chunk_bytes = 256;  // many chunks per segment: exercises the pipelining
-        o.deadline = deadline_in(10s);
+        // Many chunks per segment: exercises the pipelining.
+        auto o = testing::ring_options(comm, data, 10s, 256);
+        o.job = o.generation = 1;
         allreduce(o);
         allreduce(o);  // a second op on the same communicator: sum of sums
         for (auto& v : data) v /= static_cast<float>(size);

@@ -9,6 +9,10 @@
 #include <thread>
 #include <vector>
 
+#include "collectives/allreduce.hpp"
+#include "collectives/op_control.hpp"
+#include "core/clock.hpp"
+
 namespace troupe::collectives::testing {
 
 // Runs body(rank) on `size` threads and returns what each threw (empty string = no error).
@@ -48,6 +52,12 @@ class latch {
   int count_;
 };
 
+// Counts `l` down when the scope it lives in is left, by return or by exception.
+struct count_down_on_exit {
+  latch& l;
+  ~count_down_on_exit() { l.count_down(); }
+};
+
 // The value rank `rank` holds at index i: small integers, so float sums are exact in any order.
 inline float pattern(int rank, std::size_t i) {
   return static_cast<float>(static_cast<int>((i * 7 + static_cast<std::size_t>(rank) * 13) % 31) -
@@ -63,6 +73,31 @@ inline float pattern_sum(int size, std::size_t i) {
   float sum = 0;
   for (int r = 0; r < size; ++r) sum += pattern(r, i);
   return sum;
+}
+
+// A ring allreduce of `data` over `comm` that must finish within `limit` from now, in chunks of
+// `chunk_bytes` (the options' default otherwise); the tests set the rest.
+inline allreduce_options ring_options(communicator& comm, std::vector<float>& data,
+                                      std::chrono::milliseconds limit,
+                                      std::size_t chunk_bytes = op_options{}.chunk_bytes) {
+  allreduce_options o;
+  o.comm = &comm;
+  o.data = data;
+  o.chunk_bytes = chunk_bytes;
+  o.deadline = deadline_in(limit);
+  return o;
+}
+
+// allreduce(o); when it throws, `took` gets the seconds it ran before the error is rethrown (how
+// soon a failure was noticed).
+inline void timed_allreduce(const allreduce_options& o, double& took) {
+  const stopwatch clock;
+  try {
+    allreduce(o);
+  } catch (...) {
+    took = clock.seconds();
+    throw;
+  }
 }
 
 // "" when every rank finished without an error and with no wrong element (`wrong[rank]`);

@@ -4,19 +4,16 @@
 
 #include "collectives/codecs/codec.hpp"
 #include "collectives/codecs/wire_format.hpp"
+#include "core/bit_cast.hpp"
 
 namespace troupe::collectives {
 namespace {
 
 std::uint32_t bits_of(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
+  return bit_cast<std::uint32_t>(f);
 }
 float float_of(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
+  return bit_cast<float>(u);
 }
 
 // Round-to-nearest-even float -> half (after F. Giesen's float_to_half_fast3_rtne): values at or

@@ -145,12 +145,8 @@ TEST_CASE("ring allreduce with max over in-process links") {
     auto errors = run_ranks(size, [&](int rank) {
       communicator comm = hub.connect(rank);
       std::vector<float> data = pattern_data(rank, count);
-      allreduce_options o;
-      o.comm = &comm;
-      o.data = data;
+      auto o = testing::ring_options(comm, data, 10s, 256);
       o.op = reduce_op::max;
-      o.chunk_bytes = 256;
-      o.deadline = deadline_in(10s);
       allreduce(o);
       std::size_t wrong = 0;
       for (std::size_t i = 0; i < count; ++i) {

@@ -38,13 +38,8 @@ TEST_CASE("ring allreduce over shared memory sums exactly for 1 to 8 ranks") {
       for (std::size_t count : {0ul, 1ul, 13ul, 10007ul, 100003ul}) {
         for (std::size_t chunk : {std::size_t{64}, std::size_t{16384}, std::size_t{1} << 20}) {
           std::vector<float> data = pattern_data(rank, count);
-          allreduce_options o;
-          o.comm = &comm;
-          o.job = 1;
-          o.generation = 1;
-          o.data = data;
-          o.chunk_bytes = chunk;
-          o.deadline = deadline_in(20s);
+          auto o = ring_options(comm, data, 20s, chunk);
+          o.job = o.generation = 1;
           allreduce(o);
           for (std::size_t i = 0; i < count; ++i) wrong += data[i] != pattern_sum(size, i);
         }
@@ -77,18 +72,9 @@ TEST_CASE("shared memory: a peer that closes mid-operation is named; a silent on
       return;
     }
     std::vector<float> data(50000, 1.0f);
-    allreduce_options o;
-    o.comm = &comm;
-    o.data = data;
-    o.deadline = deadline_in(3s);
-    troupe::stopwatch clock;
-    try {
-      allreduce(o);
-    } catch (...) {
-      took[2] = clock.seconds();
-      done.count_down();
-      throw;
-    }
+    const auto o = ring_options(comm, data, 3s);
+    const count_down_on_exit release_rank0{done};
+    timed_allreduce(o, took[2]);
   });
   MESSAGE(errors[2]);
   // Rank 2 receives from rank 1 and sends to rank 0; rank 1 is gone.

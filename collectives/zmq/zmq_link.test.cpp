@@ -38,13 +38,9 @@ TEST_CASE("ring allreduce over ZeroMQ tcp and ipc sums exactly for 1 to 8 ranks"
         communicator comm = connect(store, scheme, rank, size, "t");
         for (std::size_t count : {0ul, 1ul, 13ul, 10007ul, 300000ul}) {
           std::vector<float> data = pattern_data(rank, count);
-          allreduce_options o;
-          o.comm = &comm;
+          auto o = ring_options(comm, data, 10s, 64 * 1024);
           o.job = 3;
           o.generation = 2;
-          o.data = data;
-          o.chunk_bytes = 64 * 1024;
-          o.deadline = deadline_in(10s);
           allreduce(o);
           std::size_t wrong = 0;
           for (std::size_t i = 0; i < count; ++i) wrong += data[i] != pattern_sum(size, i);
@@ -70,22 +66,10 @@ TEST_CASE("a peer that never joins: the others time out naming it, within the de
       others_done.wait_for(5s);
       return;
     }
-    struct done_on_exit {
-      testing::latch& l;
-      ~done_on_exit() { l.count_down(); }
-    } done{others_done};
+    const count_down_on_exit done{others_done};
     std::vector<float> data(100000, 1.0f);
-    allreduce_options o;
-    o.comm = &comm;
-    o.data = data;
-    o.deadline = deadline_in(300ms);
-    troupe::stopwatch clock;
-    try {
-      allreduce(o);
-    } catch (...) {
-      took[static_cast<std::size_t>(rank)] = clock.seconds();
-      throw;
-    }
+    const auto o = ring_options(comm, data, 300ms);
+    timed_allreduce(o, took[static_cast<std::size_t>(rank)]);
   });
   MESSAGE(errors[0]);
   // Rank 0 waits for its left neighbour, rank 2; rank 1 waits for rank 0, which is stuck.
@@ -108,17 +92,8 @@ TEST_CASE("a peer that closes its sockets mid-operation fails the others at once
       return;
     }
     std::vector<float> data(10000, 1.0f);
-    allreduce_options o;
-    o.comm = &comm;
-    o.data = data;
-    o.deadline = deadline_in(5s);
-    troupe::stopwatch clock;
-    try {
-      allreduce(o);
-    } catch (...) {
-      took[static_cast<std::size_t>(rank)] = clock.seconds();
-      throw;
-    }
+    const auto o = ring_options(comm, data, 5s);
+    timed_allreduce(o, took[static_cast<std::size_t>(rank)]);
   });
   MESSAGE(errors[2]);
   // Rank 2 receives from rank 1: it hears the goodbye and names rank 1 long before 5 s.
@@ -147,23 +122,11 @@ TEST_CASE("abort from another thread ends a stuck allreduce quickly") {
       rank0_done.wait_for(5s);
       return;
     }
-    struct done_on_exit {
-      testing::latch& l;
-      ~done_on_exit() { l.count_down(); }
-    } done{rank0_done};
+    const count_down_on_exit done{rank0_done};
     std::vector<float> data(1000, 1.0f);
-    allreduce_options o;
-    o.comm = &comm;
-    o.data = data;
+    auto o = ring_options(comm, data, 10s);
     o.abort = abort;
-    o.deadline = deadline_in(10s);
-    troupe::stopwatch clock;
-    try {
-      allreduce(o);
-    } catch (...) {
-      took = clock.seconds();
-      throw;
-    }
+    timed_allreduce(o, took);
   });
   MESSAGE(errors[0]);
   CHECK(errors[0].find("aborted (generation 8 began)") != std::string::npos);
