@@ -33,23 +33,24 @@ spdlog::logger* log_of(hub_state& st, const std::string& job) {
 }  // namespace
 
 live_metrics to_live(const msg::step_metrics& m) {
-  live_metrics out;
-  out.job = m.name;
-  out.step = m.step;
-  out.steps_total = m.steps_total;
-  out.epoch = m.data_epoch;
-  out.epochs = m.epochs;
-  out.loss = m.loss;
-  out.samples_per_second = m.samples_per_second;
-  out.step_seconds = m.step_seconds;
-  out.elapsed_seconds = m.elapsed_seconds;
-  out.imbalance_index = m.imbalance_index;
-  out.noise_scale = m.noise_scale;
-  out.worker_samples = m.worker_samples;
-  out.worker_compute_seconds = m.worker_compute_seconds;
+  std::vector<std::pair<std::string, std::int64_t>> split;
   for (std::size_t i = 0; i < m.groups.size() && i < m.group_samples.size(); ++i)
-    out.split.emplace_back(m.groups[i], m.group_samples[i]);
-  return out;
+    split.emplace_back(m.groups[i], m.group_samples[i]);
+  // In live_metrics' field order.
+  return {m.name,
+          m.step,
+          m.steps_total,
+          m.data_epoch,
+          m.epochs,
+          m.loss,
+          m.samples_per_second,
+          m.step_seconds,
+          m.elapsed_seconds,
+          std::move(split),
+          m.imbalance_index,
+          m.noise_scale,
+          m.worker_samples,
+          m.worker_compute_seconds};
 }
 
 caf::behavior metrics_hub(stateful<hub_state>* self,

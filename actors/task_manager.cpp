@@ -67,28 +67,37 @@ void deliver_if_idle(self_ptr self) {
 }
 
 // Jobs whose dependency failed or was cancelled can never run (edge 3); transitively.
-bool cancel_orphans(self_ptr self) {
+// Ends, unstarted, every queued job that `why` gives a reason for ("" keeps it queued). True
+// when any ended.
+template <class Why>
+bool end_queued_if(self_ptr self, job_status status, bool bad_input, Why why) {
   auto& st = self->state;
   bool any = false;
   for (auto it = st.queue.begin(); it != st.queue.end();) {
-    std::string dead;
-    for (const auto& dep : it->cfg.after) {
-      auto o = st.outcomes.find(dep);
-      if (o != st.outcomes.end() &&
-          (o->second == job_status::failed || o->second == job_status::cancelled))
-        dead = dep;
-    }
-    if (dead.empty()) {
+    const std::string reason = why(*it);
+    if (reason.empty()) {
       ++it;
       continue;
     }
-    auto q = *it;
+    const auto q = *it;
     it = st.queue.erase(it);
-    end_unstarted(self, q, job_status::cancelled,
-                  "job '" + dead + "' it depends on did not complete", false);
+    end_unstarted(self, q, status, reason, bad_input);
     any = true;
   }
   return any;
+}
+
+bool cancel_orphans(self_ptr self) {
+  const auto& outcomes = self->state.outcomes;
+  return end_queued_if(self, job_status::cancelled, false, [&](const queued_entry& q) {
+    for (const auto& dep : q.cfg.after) {
+      const auto o = outcomes.find(dep);
+      if (o != outcomes.end() &&
+          (o->second == job_status::failed || o->second == job_status::cancelled))
+        return "job '" + dep + "' it depends on did not complete";
+    }
+    return std::string();
+  });
 }
 
 // Priority as a share multiplier: 1 + p above zero, 1 / (1 - p) below (monotone, and p = 0 is 1).
@@ -151,21 +160,13 @@ void schedule(self_ptr self) {
          g.cfg.weight.value_or(g.cfg.device == device_kind::sim ? 1.0 / g.cfg.slowdown : 1.0)});
   }
   // Jobs that name a group that does not exist can never run (edge 4).
-  for (auto it = st.queue.begin(); it != st.queue.end();) {
-    std::string unknown;
-    for (const auto& r : it->cfg.resources)
+  end_queued_if(self, job_status::failed, true, [&](const queued_entry& q) {
+    for (const auto& r : q.cfg.resources)
       if (std::none_of(st.groups.begin(), st.groups.end(),
                        [&](const managed_group& g) { return g.cfg.name == r; }))
-        unknown = r;
-    if (unknown.empty()) {
-      ++it;
-      continue;
-    }
-    auto q = *it;
-    it = st.queue.erase(it);
-    end_unstarted(self, q, job_status::failed,
-                  "job '" + q.cfg.name + "': resources: no group named '" + unknown + "'", true);
-  }
+        return "job '" + q.cfg.name + "': resources: no group named '" + r + "'";
+    return std::string();
+  });
   // A job whose dependencies were not all submitted yet is left out of this pass: it waits.
   for (const auto& q : st.queue) {
     bool known = true;

@@ -112,15 +112,30 @@ class standardize final : public step {
   std::vector<float> mean_, inv_std_;
 };
 
-class flip final : public step {
+// A random per-sample change of an image that keeps its shape: it checks at fit that the samples
+// are images, and leaves the dataset itself alone.
+class image_augmentation : public step {
  public:
-  flip(double p, std::string spec) : p_(p), spec_(std::move(spec)) {}
+  explicit image_augmentation(std::string spec) : spec_(std::move(spec)) {}
   std::string name() const override { return spec_; }
   bool is_augmentation() const override { return true; }
   void fit(const dataset& train) override { image_of(train.sample_shape, spec_, train.name); }
   void apply(dataset&) const override {}
+
+ protected:
+  image_dims image_of_sample(const shape_t& shape) const {
+    return image_of(shape, spec_, "the sample");
+  }
+
+ private:
+  std::string spec_;
+};
+
+class flip final : public image_augmentation {
+ public:
+  flip(double p, std::string spec) : image_augmentation(std::move(spec)), p_(p) {}
   void augment(float* s, const shape_t& shape, rng& r) const override {
-    const auto im = image_of(shape, spec_, "the sample");
+    const auto im = image_of_sample(shape);
     if (r.uniform() >= p_) return;
     for (std::size_t row = 0; row < im.c * im.h; ++row)
       std::reverse(s + row * im.w, s + (row + 1) * im.w);
@@ -128,18 +143,13 @@ class flip final : public step {
 
  private:
   double p_;
-  std::string spec_;
 };
 
-class crop final : public step {
+class crop final : public image_augmentation {
  public:
-  crop(std::size_t pad, std::string spec) : pad_(pad), spec_(std::move(spec)) {}
-  std::string name() const override { return spec_; }
-  bool is_augmentation() const override { return true; }
-  void fit(const dataset& train) override { image_of(train.sample_shape, spec_, train.name); }
-  void apply(dataset&) const override {}
+  crop(std::size_t pad, std::string spec) : image_augmentation(std::move(spec)), pad_(pad) {}
   void augment(float* s, const shape_t& shape, rng& r) const override {
-    const auto im = image_of(shape, spec_, "the sample");
+    const auto im = image_of_sample(shape);
     // Window origin in padded coordinates is in [0, 2 pad]; relative to the image, [-pad, pad].
     const auto dy = static_cast<long>(r.below(2 * pad_ + 1)) - static_cast<long>(pad_);
     const auto dx = static_cast<long>(r.below(2 * pad_ + 1)) - static_cast<long>(pad_);
@@ -160,7 +170,6 @@ class crop final : public step {
 
  private:
   std::size_t pad_;
-  std::string spec_;
 };
 
 class resize final : public step {

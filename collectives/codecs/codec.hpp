@@ -27,6 +27,14 @@ namespace troupe::collectives {
 struct codec_state {
   std::vector<float> residual;  // error feedback: what earlier encodes did not send
   std::vector<float> q;         // PowerSGD: the right factor, warm-started across steps
+
+  // Error feedback: adds `values` into the residual (zeros on first use or a new size) and
+  // returns it, the sum this encode compresses; the encoder leaves in it what it did not send.
+  std::vector<float>& accumulate(span<const float> values) {
+    if (residual.size() != values.size()) residual.assign(values.size(), 0.0f);
+    for (std::size_t i = 0; i < values.size(); ++i) residual[i] += values[i];
+    return residual;
+  }
 };
 
 class codec {

@@ -52,9 +52,7 @@ class powersgd_codec final : public codec {
   std::vector<std::byte> encode(span<const float> values, codec_state& state) const override {
     const std::size_t n = values.size();
     const shape s = shape_for(n, rank_);
-    if (state.residual.size() != n) state.residual.assign(n, 0.0f);
-    std::vector<float>& m = state.residual;  // M = values + residual, row-major, implicit padding
-    for (std::size_t i = 0; i < n; ++i) m[i] += values[i];
+    std::vector<float>& m = state.accumulate(values);  // M, row-major, implicit padding
     auto at = [&](std::size_t i, std::size_t j) -> double {
       const std::size_t k = i * s.cols + j;
       return k < n ? m[k] : 0.0;

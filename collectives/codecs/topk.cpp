@@ -18,9 +18,7 @@ class topk_codec final : public codec {
 
   std::vector<std::byte> encode(span<const float> values, codec_state& state) const override {
     const std::size_t n = values.size();
-    if (state.residual.size() != n) state.residual.assign(n, 0.0f);
-    std::vector<float>& accumulated = state.residual;  // becomes values + residual in place
-    for (std::size_t i = 0; i < n; ++i) accumulated[i] += values[i];
+    std::vector<float>& accumulated = state.accumulate(values);
     const std::size_t k =
         n == 0 ? 0
                : std::min(n, static_cast<std::size_t>(std::ceil(ratio_ * static_cast<double>(n))));
