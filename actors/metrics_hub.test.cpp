@@ -5,22 +5,12 @@
 using namespace troupe;
 
 TEST_CASE("to_live: every field of a step's metrics reaches the subscribers' view") {
-  msg::step_metrics m;
-  m.name = "j";
-  m.step = 7;
-  m.steps_total = 90;
-  m.data_epoch = 2;
-  m.epochs = 3;
-  m.loss = 0.5;
-  m.samples_per_second = 1200.0;
-  m.step_seconds = 0.25;
-  m.elapsed_seconds = 4.0;
-  m.groups = {"cpu", "sim"};
-  m.group_samples = {40, 24};
-  m.worker_compute_seconds = {0.2, 0.1};
-  m.worker_samples = {40, 24};
-  m.imbalance_index = 0.3;
-  m.noise_scale = 64.0;
+  // job, generation, name, step, steps_total, data_epoch, epochs, loss, samples, step_seconds,
+  // samples_per_second, elapsed_seconds, groups, group_samples, worker_compute_seconds,
+  // worker_samples, imbalance_index, noise_scale.
+  const msg::step_metrics m{
+      1,        1,          "j",      7,   90,  2, 3, 0.5, 64, 0.25, 1200.0, 4.0, {"cpu", "sim"},
+      {40, 24}, {0.2, 0.1}, {40, 24}, 0.3, 64.0};
   const auto l = actors::to_live(m);
   CHECK(l.job == "j");
   CHECK(l.step == 7);

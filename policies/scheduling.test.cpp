@@ -17,34 +17,37 @@ std::vector<group_state> cluster() {
   // name, free, capacity, speed
   return {{"cpu", 4, 8, 1.0}, {"gpu-a", 2, 2, 10.0}, {"gpu-b", 6, 8, 10.0}, {"sim", 0, 4, 0.5}};
 }
+
+// A demand, the groups it may use, and the placement it must get (nothing: none exists).
+struct placement_row {
+  int demand;
+  std::vector<std::string> allowed;
+  std::optional<placement> want;
+};
+
+template <std::size_t N, class Place>
+void check_placements(const placement_row (&table)[N], Place place) {
+  for (const auto& r : table) {
+    CAPTURE(r.demand);
+    CHECK(place(cluster(), r.demand, r.allowed) == r.want);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("uniform placement: table") {
-  struct row {
-    int demand;
-    std::vector<std::string> allowed;
-    std::optional<placement> want;
-  };
-  const row table[] = {
+  const placement_row table[] = {
       {3, {}, placement{{"cpu", 1}, {"gpu-a", 1}, {"gpu-b", 1}}},  // sim has nothing free
       {4, {}, placement{{"cpu", 1}, {"gpu-a", 1}, {"gpu-b", 2}}},  // remainder to the largest
       {9, {}, placement{{"cpu", 3}, {"gpu-a", 2}, {"gpu-b", 4}}},  // gpu-a gives all it has
       {12, {}, placement{{"cpu", 4}, {"gpu-a", 2}, {"gpu-b", 6}}}, {13, {}, std::nullopt},
       {5, {"cpu", "gpu-b"}, placement{{"cpu", 2}, {"gpu-b", 3}}},  {1, {"sim"}, std::nullopt},
   };
-  for (const auto& r : table) {
-    CAPTURE(r.demand);
-    CHECK(place_uniform(cluster(), r.demand, r.allowed) == r.want);
-  }
+  check_placements(table, place_uniform);
 }
 
 TEST_CASE("resource-state placement: largest free first") {
-  struct row {
-    int demand;
-    std::vector<std::string> allowed;
-    std::optional<placement> want;
-  };
-  const row table[] = {
+  const placement_row table[] = {
       {3, {}, placement{{"gpu-b", 3}}},  // fits in the largest
       {6, {}, placement{{"gpu-b", 6}}},
       {8, {}, placement{{"cpu", 2}, {"gpu-b", 6}}},  // then the next largest
@@ -52,10 +55,7 @@ TEST_CASE("resource-state placement: largest free first") {
       {13, {}, std::nullopt},
       {3, {"cpu", "gpu-a"}, placement{{"cpu", 3}}},
   };
-  for (const auto& r : table) {
-    CAPTURE(r.demand);
-    CHECK(place_resource_state(cluster(), r.demand, r.allowed) == r.want);
-  }
+  check_placements(table, place_resource_state);
   // Equal free devices: the faster group first.
   const std::vector<group_state> tie{{"slow", 4, 4, 1.0}, {"fast", 4, 4, 2.0}};
   CHECK(place_resource_state(tie, 2) == placement{{"fast", 2}});
