@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 #include <filesystem>
 #include <fstream>
 
@@ -209,35 +211,26 @@ TEST_CASE("unknown keys are rejected at every level, with the closest known key"
 }
 
 TEST_CASE("wrong types name the expected type") {
-  SUBCASE("string for an integer") {
-    expect(error_of(base + "    epochs: five\n"),
-           "14: jobs[0].epochs:", "expected an integer, got \"five\"");
+  struct row {
+    const char* added;  // to the job of `base`
+    const char* where;
+    const char* what;
+  };
+  const row table[] = {
+      {"    epochs: five\n", "14: jobs[0].epochs:", "expected an integer, got \"five\""},
+      {"    epochs: \"5\"\n", "14: jobs[0].epochs:", "expected an integer"},  // quoted number
+      {"    epochs: 1.5\n", "14: jobs[0].epochs:", "expected an integer"},
+      {"    optimizer: {lr: fast}\n", "14: jobs[0].optimizer.lr:", "expected a number"},
+      {"    placement: [uniform]\n", "14: jobs[0].placement:", "expected a string, got a list"},
+      {"    deterministic: maybe\n", "14: jobs[0].deterministic:", "expected true or false"},
+      {"    faults: {step: 1}\n", "14: jobs[0].faults:", "expected a list"},
+  };
+  for (const auto& r : table) {
+    CAPTURE(r.added);
+    expect(error_of(base + r.added), r.where, r.what);
   }
-  SUBCASE("quoted number for an integer") {
-    expect(error_of(base + "    epochs: \"5\"\n"), "14: jobs[0].epochs:", "expected an integer");
-  }
-  SUBCASE("fraction for an integer") {
-    expect(error_of(base + "    epochs: 1.5\n"), "14: jobs[0].epochs:", "expected an integer");
-  }
-  SUBCASE("string for a number") {
-    expect(error_of(base + "    optimizer: {lr: fast}\n"),
-           "14: jobs[0].optimizer.lr:", "expected a number");
-  }
-  SUBCASE("list for a string") {
-    expect(error_of(base + "    placement: [uniform]\n"),
-           "14: jobs[0].placement:", "expected a string, got a list");
-  }
-  SUBCASE("not a boolean") {
-    expect(error_of(base + "    deterministic: maybe\n"),
-           "14: jobs[0].deterministic:", "expected true or false");
-  }
-  SUBCASE("map for a list") {
-    expect(error_of(base + "    faults: {step: 1}\n"), "14: jobs[0].faults:", "expected a list");
-  }
-  SUBCASE("jobs not a list") {
-    std::string s = base.substr(0, base.find("jobs:")) + "jobs: 3\n";
-    expect(error_of(s), "9: jobs:", "expected a list");
-  }
+  // jobs itself not a list
+  expect(error_of(base.substr(0, base.find("jobs:")) + "jobs: 3\n"), "9: jobs:", "expected a list");
 }
 
 TEST_CASE("missing required keys") {
@@ -362,34 +355,57 @@ TEST_CASE("duplicate names") {
   expect(error_of(base + "  - name: a/b\n"), "14: jobs[1].name:", "non-empty name");
 }
 
-TEST_CASE("enum values out of range") {
+TEST_CASE("enum values and numbers out of range, and keys that need another") {
   const auto group_device = [] {
     std::string s = base;
     s.replace(s.find("device: cpu"), 11, "device: gpu");
     return s;
   }();
   expect(error_of(group_device), "4: cluster.groups[0].device:", "must be one of cpu, sim, cuda");
-  const auto add = [](const std::string& lines) { return error_of(base + lines); };
-  expect(error_of(data_with("      split: uneven\n")), "13: jobs[0].data.split:", "even, weighted");
-  expect(error_of(data_with("      mode: local\n")), "13: jobs[0].data.mode:", "global, sharded");
-  expect(error_of(data_with("      mode: sharded\n      split: adaptive\n")),
-         "13: jobs[0].data.mode:", "use split: even or weighted");
-  expect(error_of(data_with("      mode: sharded\n      priority: {alpha: 1}\n")),
-         "13: jobs[0].data.mode:", "cannot be combined with priority");
-  expect(add("    sync: {mode: ring}\n"), "14: jobs[0].sync.mode:", "ps, allreduce, local");
-  expect(add("    optimizer: {kind: adm}\n"), "14: jobs[0].optimizer.kind:", "'adam'");
-  expect(add("    optimizer: {form: sharded}\n"), "14: jobs[0].optimizer.form:", "replicated");
-  expect(add("    placement: random\n"), "14: jobs[0].placement:", "resource-state");
-  expect(add("    supervision: {crash: reboot}\n"), "14: jobs[0].supervision.crash:", "fail-job");
-  expect(add("    supervision: {fire: restart}\n"), "14: jobs[0].supervision.fire:", "unknown");
-  expect(add("    supervision: {max_restarts: -1}\n"),
-         "14: jobs[0].supervision.max_restarts:", ">= 0");
-  expect(add("    supervision: {restart_window: 0}\n"),
-         "14: jobs[0].supervision.restart_window:", "positive");
-  expect(add("  - name: b\n    data: {dataset: imagenet}\n"),
-         "15: jobs[1].data.dataset:", "fashion-mnist");
-  expect(add("    faults: [{step: 1, action: explode, target: cpu}]\n"),
-         "14: jobs[0].faults[0].action:", "kill");
+  // A config with one mistake: where the error points and what it says.
+  const std::tuple<std::string, std::string, std::string> cases[] = {
+      {data_with("      split: uneven\n"), "13: jobs[0].data.split:", "even, weighted"},
+      {data_with("      mode: local\n"), "13: jobs[0].data.mode:", "global, sharded"},
+      {data_with("      mode: sharded\n      split: adaptive\n"),
+       "13: jobs[0].data.mode:", "use split: even or weighted"},
+      {data_with("      mode: sharded\n      priority: {alpha: 1}\n"),
+       "13: jobs[0].data.mode:", "cannot be combined with priority"},
+      {base + "    sync: {mode: ring}\n", "14: jobs[0].sync.mode:", "ps, allreduce, local"},
+      {base + "    optimizer: {kind: adm}\n", "14: jobs[0].optimizer.kind:", "'adam'"},
+      {base + "    optimizer: {form: sharded}\n", "14: jobs[0].optimizer.form:", "replicated"},
+      {base + "    placement: random\n", "14: jobs[0].placement:", "resource-state"},
+      {base + "    supervision: {crash: reboot}\n", "14: jobs[0].supervision.crash:", "fail-job"},
+      {base + "    supervision: {fire: restart}\n", "14: jobs[0].supervision.fire:", "unknown"},
+      {base + "    supervision: {max_restarts: -1}\n",
+       "14: jobs[0].supervision.max_restarts:", ">= 0"},
+      {base + "    supervision: {restart_window: 0}\n",
+       "14: jobs[0].supervision.restart_window:", "positive"},
+      {base + "  - name: b\n    data: {dataset: imagenet}\n",
+       "15: jobs[1].data.dataset:", "fashion-mnist"},
+      {base + "    faults: [{step: 1, action: explode, target: cpu}]\n",
+       "14: jobs[0].faults[0].action:", "kill"},
+      {base + "    optimizer: {lr: 0}\n", "14: jobs[0].optimizer.lr:", "positive, got 0"},
+      {base + "    optimizer: {beta1: 1}\n", "14: jobs[0].optimizer.beta1:", "in [0, 1)"},
+      {base + "    optimizer: {beta2: -0.1}\n", "14: jobs[0].optimizer.beta2:", "in [0, 1)"},
+      {base + "    sync: {ps_shards: 0}\n", "14: jobs[0].sync.ps_shards:", ">= 1"},
+      {data_with("      mode: sharded\n      neighbour_exchange: 1\n"),
+       "14: jobs[0].data.neighbour_exchange:", "in [0, 1)"},
+      {data_with("      neighbour_exchange: 0.1\n"),
+       "13: jobs[0].data.neighbour_exchange:", "mode: sharded"},
+      {data_with("      priority: {alpha: 1, beta: 2}\n"),
+       "13: jobs[0].data.priority.beta:", "in [0, 1]"},
+      {data_with("      synthetic: {samples: 0}\n"), "13: jobs[0].data.synthetic.samples:", ">= 1"},
+      {data_with("      path: /x\n"), "13: jobs[0].data.path:", "dataset: fashion-mnist"},
+      {base + "    model: {kind: cnn, kernel: 4}\n", "14: jobs[0].model.kernel:", "odd"},
+      {base + "    model: {kind: cnn, hidden: [8, 16], conv_layers: 3}\n",
+       "14: jobs[0].model.conv_layers:", "at most the 2 entries"},
+      {base + "    model: {kind: mlp, kernel: 3}\n", "14: jobs[0].model.kernel:", "kind: cnn"},
+      {base + "    model: {hidden: [64, 0]}\n", "14: jobs[0].model.hidden[1]:", ">= 1, got 0"},
+      {base + "    epochs: 0\n", "14: jobs[0].epochs:", ">= 1"},
+      {base + "    max_seconds: -1\n", "14: jobs[0].max_seconds:", "positive"},
+      {base + "    checkpoint: {every_steps: 5}\n", "14: jobs[0].checkpoint.dir:", "required"},
+  };
+  for (const auto& [config, where, what] : cases) expect(error_of(config), where, what);
   expect(error_of("cluster:\n  shares: fair\n" + base.substr(base.find("  groups:"))),
          "2: cluster.shares:", "fixed, adaptive");
 }
@@ -408,29 +424,6 @@ TEST_CASE("numeric ranges") {
   expect(group("count: 2", "row_seconds: 2.0e-5"),
          "5: cluster.groups[0].row_seconds:", "device: sim");
   expect(group("slowdown: 3", "row_seconds: 0"), "8: cluster.groups[1].row_seconds:", "positive");
-  const auto add = [](const std::string& lines) { return error_of(base + lines); };
-  expect(add("    optimizer: {lr: 0}\n"), "14: jobs[0].optimizer.lr:", "positive, got 0");
-  expect(add("    optimizer: {beta1: 1}\n"), "14: jobs[0].optimizer.beta1:", "in [0, 1)");
-  expect(add("    optimizer: {beta2: -0.1}\n"), "14: jobs[0].optimizer.beta2:", "in [0, 1)");
-  expect(add("    sync: {ps_shards: 0}\n"), "14: jobs[0].sync.ps_shards:", ">= 1");
-  expect(error_of(data_with("      mode: sharded\n      neighbour_exchange: 1\n")),
-         "14: jobs[0].data.neighbour_exchange:", "in [0, 1)");
-  expect(error_of(data_with("      neighbour_exchange: 0.1\n")),
-         "13: jobs[0].data.neighbour_exchange:", "mode: sharded");
-  expect(error_of(data_with("      priority: {alpha: 1, beta: 2}\n")),
-         "13: jobs[0].data.priority.beta:", "in [0, 1]");
-  expect(error_of(data_with("      synthetic: {samples: 0}\n")),
-         "13: jobs[0].data.synthetic.samples:", ">= 1");
-  expect(error_of(data_with("      path: /x\n")),
-         "13: jobs[0].data.path:", "dataset: fashion-mnist");
-  expect(add("    model: {kind: cnn, kernel: 4}\n"), "14: jobs[0].model.kernel:", "odd");
-  expect(add("    model: {kind: cnn, hidden: [8, 16], conv_layers: 3}\n"),
-         "14: jobs[0].model.conv_layers:", "at most the 2 entries");
-  expect(add("    model: {kind: mlp, kernel: 3}\n"), "14: jobs[0].model.kernel:", "kind: cnn");
-  expect(add("    model: {hidden: [64, 0]}\n"), "14: jobs[0].model.hidden[1]:", ">= 1, got 0");
-  expect(add("    epochs: 0\n"), "14: jobs[0].epochs:", ">= 1");
-  expect(add("    max_seconds: -1\n"), "14: jobs[0].max_seconds:", "positive");
-  expect(add("    checkpoint: {every_steps: 5}\n"), "14: jobs[0].checkpoint.dir:", "required");
 }
 
 TEST_CASE("sync.period is a positive integer or adaptive") {
