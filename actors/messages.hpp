@@ -12,6 +12,8 @@
 //   lifecycle : spawn_worker, worker_ready, worker_down, worker_failed, step_timeout,
 //               restart_worker, drain, release, job_finished, log_line
 //   checkpoint: ckpt_capture, ckpt_part, ckpt_write, ckpt_written
+//   processes : agent_hello, agent_answer, agent_bye_atom, agents_atom (agents joining the
+//               control process over CAF's middleman)
 //
 // Every message that belongs to a job carries (job, generation). `generation` is the MEMBERSHIP
 // generation (bumped when the member list changes), not a pass over the data (`data_epoch`). A
@@ -418,6 +420,30 @@ using grad_set = std::vector<std::shared_ptr<const grad_buffer>>;
 
 // -- inspectors (CAF 0.17 form; the 1.x form does not compile here) -------------------------
 
+// --- Processes: an agent (`troupe agent --join`) and the control process's agent_registry ---
+
+// agent -> agent_registry (a request): join with one resource group. `version` is the
+// agent's Troupe version: the registry refuses any other, since both sides must share this
+// protocol's types.
+struct agent_hello {
+  std::string version;
+  std::string name;   // the agent's id (unique among joined agents)
+  std::string group;  // the resource group it hosts (unique among joined agents)
+  device_kind device = device_kind::cpu;
+  std::int32_t count = 1;    // devices in the group
+  std::int32_t threads = 1;  // BLAS threads per device
+  std::string host;
+  std::int64_t pid = 0;
+};
+
+// agent_registry -> agent: the answer to agent_hello. Refused: `reason` says why (the agent
+// exits with it, since trying again cannot help).
+struct agent_answer {
+  bool accepted = false;
+  std::string reason;
+  std::int64_t member = 0;  // accepted: this join's number, counting from 1 per registry
+};
+
 #define TROUPE_INSPECT(type, ...)                                  \
   template <class Inspector>                                       \
   typename Inspector::result_type inspect(Inspector& f, type& x) { \
@@ -464,6 +490,8 @@ TROUPE_INSPECT(sample_losses, x.job, x.generation, x.step, x.rank)
 TROUPE_INSPECT(share_member, x.job, x.generation, x.name, x.weight, x.batch, x.active)
 TROUPE_INSPECT(share_decision, x.names, x.shares, x.reason)
 TROUPE_INSPECT(share_update, x.job, x.generation, x.share)
+TROUPE_INSPECT(agent_hello, x.version, x.name, x.group, x.device, x.count, x.threads, x.host, x.pid)
+TROUPE_INSPECT(agent_answer, x.accepted, x.reason, x.member)
 
 #undef TROUPE_INSPECT
 
@@ -532,6 +560,8 @@ CAF_ADD_TYPE_ID(troupe, (troupe::msg::worker_failed))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::step_timeout))
 CAF_ADD_TYPE_ID(troupe, (std::vector<float>))
 CAF_ADD_TYPE_ID(troupe, (std::vector<double>))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::agent_hello))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::agent_answer))
 CAF_ADD_ATOM(troupe, troupe::msg, start_atom, "start")
 CAF_ADD_ATOM(troupe, troupe::msg, query_atom, "query")
 CAF_ADD_ATOM(troupe, troupe::msg, wait_atom, "wait")
@@ -540,4 +570,6 @@ CAF_ADD_ATOM(troupe, troupe::msg, finish_atom, "finish")
 CAF_ADD_ATOM(troupe, troupe::msg, data_atom, "data")
 CAF_ADD_ATOM(troupe, troupe::msg, subscribe_atom, "subscribe")
 CAF_ADD_ATOM(troupe, troupe::msg, share_tick_atom, "sharetick")
+CAF_ADD_ATOM(troupe, troupe::msg, agent_bye_atom, "agentbye")
+CAF_ADD_ATOM(troupe, troupe::msg, agents_atom, "agents")
 CAF_END_TYPE_ID_BLOCK(troupe)

@@ -3,13 +3,16 @@
 #include <chrono>
 
 #include <caf/exit_reason.hpp>
+#include <caf/io/middleman.hpp>
 #include <caf/send.hpp>
 
+#include "actors/agent_registry.hpp"
 #include "actors/caf_compat.hpp"
 #include "actors/metrics_hub.hpp"
 #include "actors/task_manager.hpp"
 #include "core/error.hpp"
 #include "core/job_rules.hpp"
+#include "core/launcher_env.hpp"
 
 namespace troupe {
 namespace {
@@ -31,11 +34,60 @@ struct runtime::impl {
   std::unique_ptr<caf::actor_system> sys;
   caf::actor hub;
   caf::actor tm;
+  caf::actor registry;  // with opts.listen
+  std::uint16_t port = 0;
   bool started = false;
 };
 
+namespace {
+
+// Publishes the agent registry on opts.listen and, with wait_agents, blocks until that many
+// agents joined (throwing runtime_failure at the deadline).
+struct listener {
+  caf::actor registry;
+  std::uint16_t port = 0;
+};
+
+listener listen_for_agents(caf::actor_system& sys, const runtime_options& opts,
+                           const caf::actor& hub) {
+  listener out;
+  const auto [host, port, from] = parse_join(opts.listen, "--listen", true);
+  actors::agent_registry_options o;
+  o.version = actors::troupe_version();
+  o.log = [hub](const std::string& line) {
+    caf::anon_send(hub, msg::log_line{0, 0, "agents", line});
+  };
+  out.registry = sys.spawn(actors::agent_registry, std::move(o));
+  auto bound = sys.middleman().publish(out.registry, port, host.c_str(), true);
+  if (!bound) {
+    caf::anon_send_exit(out.registry, caf::exit_reason::user_shutdown);
+    throw runtime_failure("--listen " + opts.listen +
+                          ": cannot listen: " + actors::failure_text(sys, bound.error()));
+  }
+  out.port = *bound;
+  caf::anon_send(hub,
+                 msg::log_line{0, 0, "agents",
+                               "listening for agents on " + host + ":" + std::to_string(out.port)});
+  if (opts.wait_agents <= 0) return out;
+  caf::scoped_actor self{sys};
+  std::string failure;
+  self->request(out.registry, actors::to_timespan(opts.agent_wait_seconds), msg::agents_atom_v,
+                static_cast<std::int32_t>(opts.wait_agents))
+      .receive([](std::int32_t) {}, [&](caf::error& e) { failure = actors::failure_text(sys, e); });
+  if (!failure.empty()) {
+    caf::anon_send(out.registry, msg::agent_bye_atom_v);
+    throw runtime_failure("waited " + std::to_string(opts.agent_wait_seconds) + " s for " +
+                          std::to_string(opts.wait_agents) + " agents to join " + host + ":" +
+                          std::to_string(out.port) + ": " + failure);
+  }
+  return out;
+}
+
+}  // namespace
+
 runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make_unique<impl>()) {
   if (cfg.cluster.groups.empty()) throw input_error(cfg.source + ": cluster.groups is empty");
+  if (!opts.listen.empty()) parse_join(opts.listen, "--listen", true);
   for (const auto& j : cfg.jobs) {
     check_job(j);
     if (!opts.resume_dir.empty() && j.sync.mode != sync_mode::ps)
@@ -48,6 +100,7 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
 
 runtime::~runtime() {
   if (!impl_->sys) return;
+  if (impl_->registry) caf::anon_send(impl_->registry, msg::agent_bye_atom_v);
   caf::anon_send_exit(impl_->tm, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->hub, caf::exit_reason::user_shutdown);
   impl_->tm = nullptr;
@@ -74,6 +127,13 @@ void runtime::start() {
     impl_->caf_cfg.set("scheduler.policy", caf::atom_from_string(impl_->opts.scheduler_policy));
   if (impl_->opts.scheduler_threads > 0)
     impl_->caf_cfg.set("scheduler.max-threads", static_cast<size_t>(impl_->opts.scheduler_threads));
+  if (!impl_->opts.listen.empty()) {
+    // Heartbeats on both sides: without them a hung (stopped) agent never looks lost.
+    impl_->caf_cfg.load<caf::io::middleman>();
+    impl_->caf_cfg.set("middleman.heartbeat-interval",
+                       caf::timespan{std::chrono::milliseconds(100)});
+    impl_->caf_cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(1)});
+  }
   impl_->sys = std::make_unique<caf::actor_system>(impl_->caf_cfg);
   impl_->hub = impl_->sys->spawn(actors::metrics_hub,
                                  std::shared_ptr<const metrics_subscribers>(impl_->subscribers),
@@ -85,11 +145,20 @@ void runtime::start() {
   tmo.step_deadline_seconds = impl_->opts.step_deadline_seconds;
   tmo.resume_dir = impl_->opts.resume_dir;
   impl_->tm = impl_->sys->spawn(actors::task_manager, std::move(tmo));
+  if (!impl_->opts.listen.empty()) {
+    const auto l = listen_for_agents(*impl_->sys, impl_->opts, impl_->hub);
+    impl_->registry = l.registry;
+    impl_->port = l.port;
+  }
   for (const auto& j : impl_->cfg.jobs) {
     auto req = std::make_shared<actors::job_request>();
     req->config = j;
     caf::anon_send(impl_->tm, msg::submit_atom_v, msg::local_ref<actors::job_request>{req});
   }
+}
+
+std::uint16_t runtime::listen_port() const {
+  return impl_->port;
 }
 
 void runtime::submit(config::job_config job) {
@@ -113,6 +182,8 @@ run_report runtime::wait() {
   if (!failure.empty()) throw runtime_failure("waiting for the jobs: " + failure);
   self->request(impl_->hub, std::chrono::seconds(10), msg::query_atom_v)
       .receive([](bool) {}, [](caf::error&) {});
+  // The run is over: joined agents exit instead of waiting to rejoin.
+  if (impl_->registry) caf::anon_send(impl_->registry, msg::agent_bye_atom_v);
   return out;
 }
 

@@ -39,6 +39,14 @@ struct runtime_options {
   // `troupe run --resume DIR`: each job continues from the newest valid checkpoint in
   // DIR/JOBNAME/ (starting fresh, logged, when there is none). Empty: every job starts fresh.
   std::string resume_dir;
+  // `troupe run --listen HOST:PORT`: accept agents (`troupe agent --join`) on this address
+  // (port 0: a free one; listen_port() says which). Empty: no listener, nothing leaves the
+  // process. Joins, refusals and lost agents are logged through on_log as job "agents".
+  std::string listen;
+  // With listen: before any job starts, wait until this many agents have joined, for at most
+  // agent_wait_seconds (then start() throws runtime_failure saying how many came).
+  int wait_agents = 0;
+  double agent_wait_seconds = 60.0;
 };
 
 class runtime {
@@ -63,6 +71,8 @@ class runtime {
   void submit(config::job_config job);
   // Blocks until every submitted job has ended; returns the report.
   run_report wait();
+  // The port `listen` bound (after start()); 0 without a listener.
+  std::uint16_t listen_port() const;
   run_report run() {
     start();
     return wait();

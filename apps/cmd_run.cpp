@@ -126,7 +126,8 @@ void add_faults(config::run_config& cfg, const std::vector<std::string>& specs,
 }
 
 int run(const std::vector<std::string>& argv) {
-  args a(argv, {"report", "log-dir", "resume", "fault-soak"}, {"quiet"}, {"set", "inject"});
+  args a(argv, {"report", "log-dir", "resume", "fault-soak", "listen", "wait-agents", "agent-wait"},
+         {"quiet"}, {"set", "inject"});
   if (a.positionals().size() != 1)
     throw input_error(
         "expected one CONFIG file (usage: troupe run CONFIG [--set PATH=VALUE ...] "
@@ -143,6 +144,13 @@ int run(const std::vector<std::string>& argv) {
   if (a.has("resume") && !std::filesystem::is_directory(opts.resume_dir))
     throw input_error("--resume " + opts.resume_dir + ": not a directory (expected the " +
                       "checkpoint.dir of a previous run, holding one subdirectory per job)");
+  opts.listen = a.get_or("listen", "");
+  opts.wait_agents = static_cast<int>(a.get_int("wait-agents", 0));
+  opts.agent_wait_seconds = a.get_double("agent-wait", 60.0);
+  if (opts.wait_agents < 0 || opts.wait_agents > 4096 || !(opts.agent_wait_seconds > 0))
+    throw input_error("--wait-agents must be 0 to 4096 and --agent-wait positive");
+  if (opts.wait_agents > 0 && opts.listen.empty())
+    throw input_error("--wait-agents needs --listen HOST:PORT (where the agents join)");
   runtime rt(std::move(cfg), opts);
 
   const bool quiet = a.has("quiet");
@@ -176,7 +184,8 @@ int run(const std::vector<std::string>& argv) {
 const command_registrar reg{
     {"run", "run the jobs of a config on an in-process heterogeneous cluster",
      "usage: troupe run CONFIG [--set PATH=VALUE ...] [--report FILE.json] [--log-dir DIR] "
-     "[--resume DIR] [--inject SPEC ...] [--fault-soak N] [--quiet]\n\n"
+     "[--resume DIR] [--inject SPEC ...] [--fault-soak N] [--listen HOST:PORT [--wait-agents N]\n"
+     "[--agent-wait SECONDS]] [--quiet]\n\n"
      "  --set PATH=VALUE  override a config key by dotted path (jobs.0.epochs=1,\n"
      "                    cluster.groups.1.slowdown=4); repeatable\n"
      "  --report FILE     write the run report as JSON (docs/REPORT.md)\n"
@@ -187,7 +196,11 @@ const command_registrar reg{
      "  --quiet           no progress line or log lines; only the summary\n"
      "  --inject SPEC     inject a fault (kill:GROUP/INDEX@STEP, hang:GROUP/INDEX@STEP[+SECONDS],\n"
      "                    drop:..., slow:..., partition:GROUP@FIRST-LAST); repeatable\n"
-     "  --fault-soak N    N random faults over each job's steps, drawn from the job seed\n\n"
+     "  --fault-soak N    N random faults over each job's steps, drawn from the job seed\n"
+     "  --listen H:P      accept agents (troupe agent --join H:P) on this address; port 0\n"
+     "                    picks a free one (logged as [agents] listening for agents on H:P)\n"
+     "  --wait-agents N   with --listen: start the jobs once N agents joined (at most\n"
+     "                    --agent-wait seconds, default 60; then exit 1)\n\n"
      "exit: 0 every job completed, 2 bad input (nothing trained), 1 a job failed",
      run}};
 

@@ -1,0 +1,136 @@
+#include "actors/agent.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include <caf/io/middleman.hpp>
+#include <caf/node_id.hpp>
+
+#include "actors/agent_registry.hpp"
+#include "actors/agent_roster.hpp"
+#include "actors/caf_compat.hpp"
+#include "core/clock.hpp"
+
+namespace troupe::actors {
+namespace {
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+enum class session_end { bye, lost, refused, unreachable };
+
+// One attempt: connect, hello, then stay joined until the run ends or the link is lost.
+session_end join_once(caf::actor_system& sys, const agent_options& o, const std::string& where,
+                      const std::function<void(const std::string&)>& log, std::string& why) {
+  caf::scoped_actor self{sys};
+  const auto attempt = to_timespan(o.attempt_seconds);
+  caf::actor registry;
+  self->request(sys.middleman().actor_handle(), attempt, caf::connect_atom_v, o.host, o.port)
+      .receive(
+          [&](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
+            registry = caf::actor_cast<caf::actor>(ptr);
+            if (!registry) why = "nothing is published there";
+          },
+          [&](caf::error& e) { why = failure_text(sys, e); });
+  if (!registry) return session_end::unreachable;
+
+  msg::agent_hello h;
+  h.version = troupe_version();
+  h.name = o.name;
+  h.group = o.group;
+  h.device = o.device;
+  h.count = o.count;
+  h.threads = o.threads;
+  h.host = host_name();
+  h.pid = static_cast<std::int64_t>(::getpid());
+  msg::agent_answer answer;
+  bool answered = false;
+  self->request(registry, attempt, h)
+      .receive(
+          [&](msg::agent_answer& a) {
+            answer = std::move(a);
+            answered = true;
+          },
+          [&](caf::error& e) { why = failure_text(sys, e); });
+  if (!answered) return session_end::unreachable;
+  if (!answer.accepted) {
+    why = answer.reason;
+    return session_end::refused;
+  }
+  log("joined " + where + " as member " + std::to_string(answer.member) + ": " + describe(h));
+
+  self->monitor(registry);
+  for (;;) {
+    bool done = false;
+    session_end end = session_end::lost;
+    self->receive(
+        [&](msg::agent_bye_atom) {
+          end = session_end::bye;
+          done = true;
+        },
+        [&](const caf::down_msg& d) {
+          if (d.source != registry.address()) return;
+          why = failure_text(sys, d.reason);
+          done = true;
+        },
+        // Anything else a remote peer sends is not ours to act on.
+        [&](caf::message&) {});
+    if (done) return end;
+  }
+}
+
+}  // namespace
+
+int run_agent(const agent_options& o, const std::function<void(const std::string&)>& log) {
+  caf::actor_system_config cfg;
+  register_types(cfg);
+  cfg.load<caf::io::middleman>();
+  // The same heartbeat as the control process (both sides must send it): a hung or cut-off
+  // control process looks lost after about a second.
+  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(100)});
+  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(1)});
+  cfg.set("scheduler.policy", caf::atom("sharing"));
+  caf::actor_system sys{cfg};
+  const std::string where = o.host + ":" + std::to_string(o.port);
+
+  stopwatch since_joined;
+  double backoff = o.backoff_seconds;
+  std::string last_why;
+  for (;;) {
+    std::string why;
+    const auto end = join_once(sys, o, where, log, why);
+    switch (end) {
+      case session_end::bye:
+        log("the run at " + where + " is over; exiting");
+        return 0;
+      case session_end::refused:
+        log("refused by " + where + ": " + why);
+        return 2;
+      case session_end::lost:
+        log("lost the control process at " + where + " (" + why + "); rejoining");
+        since_joined.reset();
+        backoff = o.backoff_seconds;
+        continue;
+      case session_end::unreachable:
+        break;
+    }
+    if (why != last_why) log("cannot join " + where + " yet: " + why + "; retrying");
+    last_why = why;
+    if (since_joined.seconds() + backoff > o.join_timeout_seconds) {
+      log("gave up: no join to " + where + " within " +
+          std::to_string(static_cast<int>(o.join_timeout_seconds)) + " s (" + why + ")");
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+    backoff = std::min(2.0, backoff * 2);
+  }
+}
+
+}  // namespace troupe::actors

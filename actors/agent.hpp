@@ -1,0 +1,39 @@
+#pragma once
+// `troupe agent`: a process that offers one resource group to a control process (`troupe run
+// --listen`). It connects through CAF's middleman with a deadline on every attempt (a plain
+// remote_actor can block forever in CAF 0.17), says agent_hello, and then stays joined until the
+// control process says the run is over (exit 0) or goes away (it rejoins, with backoff, as a new
+// member). A refusal (another version, a name or group already taken) ends it with exit 2:
+// trying again cannot help.
+//
+// What it does not do yet: host the group's device workers. The control process still trains
+// on its in-process cluster; joined agents are listed, watched and logged.
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/kinds.hpp"
+
+namespace troupe::actors {
+
+struct agent_options {
+  std::string host = "127.0.0.1";  // the control process
+  std::uint16_t port = 0;
+  std::string name;   // this agent's id
+  std::string group;  // the resource group it offers
+  device_kind device = device_kind::cpu;
+  int count = 1;
+  int threads = 1;
+  // Give up when no join succeeded for this long (at start, or after losing the control
+  // process); each connect or hello waits at most attempt_seconds.
+  double join_timeout_seconds = 60.0;
+  double attempt_seconds = 2.0;
+  double backoff_seconds = 0.1;  // doubled after each failed attempt, at most 2 s
+};
+
+// Runs the agent until the control process ends the run (returns 0), refuses the agent
+// (returns 2) or cannot be reached within join_timeout_seconds (returns 1). `log` gets one line
+// per event.
+int run_agent(const agent_options& options, const std::function<void(const std::string&)>& log);
+
+}  // namespace troupe::actors

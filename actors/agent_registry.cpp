@@ -1,0 +1,95 @@
+#include "actors/agent_registry.hpp"
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <caf/response_promise.hpp>
+
+#include "actors/agent_roster.hpp"
+
+namespace troupe::actors {
+namespace {
+
+struct registry_state {
+  explicit registry_state(std::string version) : roster(std::move(version)) {}
+  agent_roster roster;
+  std::map<caf::actor_addr, std::int64_t> member_of;  // the agent's actor -> its member number
+  std::map<std::int64_t, caf::actor> handles;
+  std::map<std::int64_t, caf::timestamp> joined_at;
+  std::vector<std::pair<std::int32_t, caf::response_promise>> waiting;  // (agents wanted, who)
+};
+
+void answer_waiting(registry_state& st) {
+  auto& w = st.waiting;
+  for (auto it = w.begin(); it != w.end();) {
+    if (st.roster.size() < static_cast<std::size_t>(it->first)) {
+      ++it;
+      continue;
+    }
+    it->second.deliver(static_cast<std::int32_t>(st.roster.size()));
+    it = w.erase(it);
+  }
+}
+
+}  // namespace
+
+const char* troupe_version() {
+  return TROUPE_VERSION;
+}
+
+caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_options options) {
+  auto st = std::make_shared<registry_state>(options.version);
+  auto log = [options](const std::string& line) {
+    if (options.log) options.log(line);
+  };
+  // Edge 2.
+  self->set_down_handler([=](const caf::down_msg& d) {
+    const auto it = st->member_of.find(d.source);
+    if (it == st->member_of.end()) return;
+    const auto member = it->second;
+    st->member_of.erase(it);
+    st->handles.erase(member);
+    const auto since = st->joined_at[member];
+    st->joined_at.erase(member);
+    if (const auto gone = st->roster.leave(member)) {
+      const double joined_s = std::chrono::duration<double>(caf::make_timestamp() - since).count();
+      log("lost " + describe(gone->hello) + " after " + std::to_string(joined_s) +
+          " s: " + failure_text(self->system(), d.reason));
+    }
+  });
+  return {
+      // Edge 1.
+      [=](const msg::agent_hello& h) -> msg::agent_answer {
+        const auto sender = caf::actor_cast<caf::actor>(self->current_sender());
+        const auto a = sender ? st->roster.join(h)
+                              : msg::agent_answer{false, "a hello must come from an actor", 0};
+        if (!a.accepted) {
+          log("refused agent '" + h.name.substr(0, 64) + "': " + a.reason);
+          return a;
+        }
+        self->monitor(sender);
+        st->member_of[sender.address()] = a.member;
+        st->handles[a.member] = sender;
+        st->joined_at[a.member] = caf::make_timestamp();
+        log("joined: " + describe(h));
+        answer_waiting(*st);
+        return a;
+      },
+      // Edge 3.
+      [=](msg::agents_atom, std::int32_t wanted) -> caf::result<std::int32_t> {
+        if (st->roster.size() >= static_cast<std::size_t>(wanted))
+          return static_cast<std::int32_t>(st->roster.size());
+        auto promise = self->make_response_promise();
+        st->waiting.emplace_back(wanted, promise);
+        return promise;
+      },
+      // Edge 4.
+      [=](msg::agent_bye_atom) {
+        for (const auto& [member, h] : st->handles) self->send(h, msg::agent_bye_atom_v);
+        self->quit();
+      },
+  };
+}
+
+}  // namespace troupe::actors

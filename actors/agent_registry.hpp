@@ -1,0 +1,31 @@
+#pragma once
+// The control process's door for agents (`troupe run --listen`): published on the middleman, it
+// answers agent_hello (agent_roster's rules), watches every joined agent (a down message: its
+// process died, or the middleman's heartbeat timed out on a hang or a cut link) and, when the
+// run ends, tells the agents to exit (agent_bye_atom).
+//
+// Edges:
+//   1 agent_hello          -> agent_answer; accepted: monitored, logged "joined"
+//   2 down of an agent     -> leaves the roster, logged "lost" with the reason and the seconds
+//                             it stayed joined
+//   3 (agents_atom, n)     -> answered once n agents are joined (start() waits on it); a request
+//                             timeout is the caller's deadline
+//   4 agent_bye_atom       -> every joined agent gets agent_bye_atom; the registry quits
+#include <functional>
+#include <string>
+
+#include "actors/caf_compat.hpp"
+
+namespace troupe::actors {
+
+// The Troupe version this build speaks (the project's version).
+const char* troupe_version();
+
+struct agent_registry_options {
+  std::string version;                          // what agents must speak
+  std::function<void(const std::string&)> log;  // one line per join, refusal and loss
+};
+
+caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_options options);
+
+}  // namespace troupe::actors

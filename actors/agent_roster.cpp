@@ -1,0 +1,62 @@
+#include "actors/agent_roster.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace troupe::actors {
+namespace {
+
+bool is_name(const std::string& s) {
+  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+}  // namespace
+
+msg::agent_answer agent_roster::join(const msg::agent_hello& h) {
+  msg::agent_answer a;
+  const auto refuse = [&](std::string why) {
+    a.reason = std::move(why);
+    return a;
+  };
+  // The version first: a peer of another version may mean something else by every other field.
+  if (h.version != version_)
+    return refuse("Troupe version " + h.version.substr(0, 32) + " cannot join version " + version_ +
+                  " (run the same troupe on every host)");
+  if (!is_name(h.name))
+    return refuse("the agent name must be 1 to 64 letters, digits, '_', '-' or '.'");
+  if (!is_name(h.group))
+    return refuse("the group name must be 1 to 64 letters, digits, '_', '-' or '.'");
+  if (h.count < 1 || h.count > 4096 || h.threads < 1 || h.threads > 4096)
+    return refuse("count and threads must be between 1 and 4096");
+  for (const auto& j : agents_) {
+    if (j.hello.name == h.name)
+      return refuse("an agent named '" + h.name + "' has joined already (from " +
+                    j.hello.host.substr(0, 64) + " pid " + std::to_string(j.hello.pid) + ")");
+    if (j.hello.group == h.group)
+      return refuse("group '" + h.group + "' is hosted already by agent '" + j.hello.name + "'");
+  }
+  a.accepted = true;
+  a.member = next_member_++;
+  agents_.push_back({h, a.member});
+  return a;
+}
+
+std::optional<joined_agent> agent_roster::leave(std::int64_t member) {
+  const auto it = std::find_if(agents_.begin(), agents_.end(),
+                               [&](const joined_agent& j) { return j.member == member; });
+  if (it == agents_.end()) return std::nullopt;
+  auto gone = *it;
+  agents_.erase(it);
+  return gone;
+}
+
+std::string describe(const msg::agent_hello& h) {
+  return "agent " + h.name + " (group " + h.group + ": " + std::to_string(h.count) + " " +
+         name_of(h.device) + (h.count == 1 ? " device" : " devices") + ", " +
+         std::to_string(h.threads) + (h.threads == 1 ? " thread" : " threads") + " each, host " +
+         h.host.substr(0, 64) + " pid " + std::to_string(h.pid) + ")";
+}
+
+}  // namespace troupe::actors

@@ -1,0 +1,43 @@
+#pragma once
+// Who has joined the control process: the rules of admission, without CAF. The agent_registry
+// actor feeds it hellos and losses; it answers what the registry sends back.
+//
+// An agent is admitted when it speaks this Troupe version and neither its name nor its group is
+// taken by an agent still joined. A lost agent (its process died, hung past the heartbeat
+// timeout, or was cut off) leaves the roster, so the same agent may join again as a new member.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/messages.hpp"
+
+namespace troupe::actors {
+
+struct joined_agent {
+  msg::agent_hello hello;
+  std::int64_t member = 0;
+};
+
+class agent_roster {
+ public:
+  explicit agent_roster(std::string version) : version_(std::move(version)) {}
+
+  // Admits `h` (accepted, with its member number) or refuses it, naming why.
+  msg::agent_answer join(const msg::agent_hello& h);
+  // The agent with this member number left; returns it, or nothing when it was not joined.
+  std::optional<joined_agent> leave(std::int64_t member);
+
+  const std::vector<joined_agent>& agents() const { return agents_; }
+  std::size_t size() const { return agents_.size(); }
+
+ private:
+  std::string version_;
+  std::vector<joined_agent> agents_;
+  std::int64_t next_member_ = 1;
+};
+
+// One log line for an agent: "agent a1 (group g: 2 cpu devices, 1 thread each, host h pid 7)".
+std::string describe(const msg::agent_hello& h);
+
+}  // namespace troupe::actors

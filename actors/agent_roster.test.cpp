@@ -1,0 +1,64 @@
+#include "actors/agent_roster.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace troupe;
+using troupe::actors::agent_roster;
+
+namespace {
+
+msg::agent_hello hello(std::string name, std::string group, std::string version = "1.2.3") {
+  msg::agent_hello h;
+  h.version = std::move(version);
+  h.name = std::move(name);
+  h.group = std::move(group);
+  h.host = "h";
+  h.pid = 7;
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("agent roster: who may join, and why not") {
+  agent_roster r("1.2.3");
+  const auto first = r.join(hello("a1", "g1"));
+  REQUIRE(first.accepted);
+  CHECK(first.member == 1);
+  struct row {
+    msg::agent_hello h;
+    const char* why;  // in the refusal
+  };
+  const row refused[] = {
+      {hello("a2", "g2", "9.9.9"), "Troupe version 9.9.9 cannot join version 1.2.3"},
+      {hello("a1", "g2"), "an agent named 'a1' has joined already"},
+      {hello("a2", "g1"), "group 'g1' is hosted already by agent 'a1'"},
+      {hello("", "g2"), "agent name"},
+      {hello("a2", "g/2"), "group name"},
+      {hello(std::string(65, 'a'), "g2"), "agent name"},
+  };
+  for (const auto& t : refused) {
+    CAPTURE(t.why);
+    const auto a = r.join(t.h);
+    CHECK_FALSE(a.accepted);
+    CHECK(a.reason.find(t.why) != std::string::npos);
+  }
+  auto zero = hello("a2", "g2");
+  zero.count = 0;
+  CHECK(r.join(zero).reason.find("count and threads") != std::string::npos);
+  CHECK(r.size() == 1);
+  // A lost agent leaves; the same name and group then join again, as a new member.
+  REQUIRE(r.leave(first.member));
+  CHECK_FALSE(r.leave(first.member));
+  const auto again = r.join(hello("a1", "g1"));
+  CHECK(again.accepted);
+  CHECK(again.member == 2);
+}
+
+TEST_CASE("agent roster: a log line names the agent, its group and where it runs") {
+  auto h = hello("a1", "g1");
+  h.count = 2;
+  h.host = std::string(500, 'x');  // from the network: cut, not echoed whole
+  const auto line = actors::describe(h);
+  CHECK(line.find("agent a1 (group g1: 2 cpu devices, 1 thread each, host xxx") == 0);
+  CHECK(line.size() < 200);
+}

@@ -1,0 +1,90 @@
+// `troupe agent [--join HOST:PORT] [--group NAME] [--device cpu|sim|cuda] [--count N]
+// [--threads T] [--name ID] [--join-timeout S]`: offers one resource group to a control process
+// (`troupe run CONFIG --listen HOST:PORT`), stays joined until the run ends, and rejoins when
+// the control process comes back after losing it (actors/agent.hpp).
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "actors/agent.hpp"
+#include "apps/args.hpp"
+#include "apps/command.hpp"
+#include "core/launcher_env.hpp"
+
+namespace troupe::apps {
+namespace {
+
+// The flag, else the TROUPE_* variable, else `fallback`.
+std::string flag_or_env(const args& a, const std::string& flag, const env_lookup& env,
+                        const std::string& var, const std::string& fallback) {
+  if (auto v = a.get(flag)) return *v;
+  return env(var).value_or(fallback);
+}
+
+int positive(const std::string& text, const std::string& what) {
+  std::size_t used = 0;
+  long long n = 0;
+  try {
+    n = std::stoll(text, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != text.size() || n < 1 || n > 4096)
+    throw input_error(what + ": expected a count from 1 to 4096, got '" + text.substr(0, 40) + "'");
+  return static_cast<int>(n);
+}
+
+int run(const std::vector<std::string>& argv) {
+  const args a(argv, {"join", "group", "device", "count", "threads", "name", "join-timeout"});
+  if (!a.positionals().empty())
+    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  const auto env = process_env();
+  actors::agent_options o;
+  const auto join = resolve_join(a.get("join"), env);
+  o.host = join.host;
+  o.port = join.port;
+  const auto rank = launcher_rank(env);
+  const std::string default_name =
+      rank ? "agent-" + *rank : "agent-" + std::to_string(static_cast<long long>(::getpid()));
+  o.name = flag_or_env(a, "name", env, "TROUPE_NAME", default_name);
+  o.group = flag_or_env(a, "group", env, "TROUPE_GROUP", o.name);
+  const auto device = flag_or_env(a, "device", env, "TROUPE_DEVICE", "cpu");
+  const auto kind = parse_name<device_kind>(device);
+  if (!kind)
+    throw input_error("--device must be " + names_listed<device_kind>() + ", got '" +
+                      device.substr(0, 40) + "'");
+  o.device = *kind;
+  o.count = positive(flag_or_env(a, "count", env, "TROUPE_COUNT", "1"), "--count");
+  o.threads = positive(flag_or_env(a, "threads", env, "TROUPE_THREADS", "1"), "--threads");
+  o.join_timeout_seconds = a.get_double("join-timeout", 60.0);
+  if (!(o.join_timeout_seconds > 0)) throw input_error("--join-timeout must be positive");
+  return actors::run_agent(o, [&](const std::string& line) {
+    std::fprintf(stderr, "troupe agent %s: %s\n", o.name.c_str(), line.c_str());
+    std::fflush(stderr);
+  });
+}
+
+const command_registrar reg{
+    {"agent", "offer one resource group of this host to a control process (troupe run --listen)",
+     "usage: troupe agent [--join HOST:PORT] [--group NAME] [--device cpu|sim|cuda] [--count N]\n"
+     "                    [--threads T] [--name ID] [--join-timeout SECONDS]\n\n"
+     "  --join HOST:PORT   the control process (troupe run CONFIG --listen HOST:PORT); else\n"
+     "                     TROUPE_JOIN, else MASTER_ADDR:MASTER_PORT (torchrun), else the first\n"
+     "                     host of SLURM_STEP_NODELIST with TROUPE_PORT (srun)\n"
+     "  --group NAME       the resource group offered (TROUPE_GROUP; default: the name)\n"
+     "  --device KIND      cpu, sim or cuda (TROUPE_DEVICE; default cpu)\n"
+     "  --count N          devices in the group (TROUPE_COUNT; default 1)\n"
+     "  --threads T        BLAS threads per device (TROUPE_THREADS; default 1)\n"
+     "  --name ID          this agent's id (TROUPE_NAME; default agent-RANK from SLURM_PROCID\n"
+     "                     or RANK, else agent-PID)\n"
+     "  --join-timeout S   give up after S seconds without a join (default 60); a lost control\n"
+     "                     process is rejoined within the same limit\n\n"
+     "The agent stays joined until the run ends. Joined agents are listed and watched by the\n"
+     "control process (a killed, stopped or cut-off agent is logged as lost within about a\n"
+     "second); they do not host device workers yet: training stays in the control process.\n\n"
+     "exit: 0 the run ended, 2 refused (another version, its name or group taken) or bad\n"
+     "flags, 1 no control process within --join-timeout",
+     run}};
+
+}  // namespace
+}  // namespace troupe::apps

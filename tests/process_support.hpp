@@ -1,0 +1,93 @@
+#pragma once
+// Background processes for the multi-process tests: `troupe ARGS` started with its output in
+// files, polled for a line, waited for with a deadline and killed (with its group) when the test
+// is done with it, so no test leaves a process behind.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/binary_support.hpp"
+
+namespace troupe::testing {
+
+class troupe_process {
+ public:
+  // Starts `troupe args...`, stdout to DIR/NAME.out and stderr to DIR/NAME.err.
+  troupe_process(const std::filesystem::path& dir, const std::string& name,
+                 const std::vector<std::string>& args)
+      : out_(dir / (name + ".out")), err_(dir / (name + ".err")) {
+    const std::string bin = troupe_binary().string();
+    std::fflush(nullptr);  // else the child's freopen writes our buffered output a second time
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      if (!std::freopen(out_.c_str(), "w", stdout) || !std::freopen(err_.c_str(), "w", stderr))
+        ::_exit(127);
+      std::vector<char*> argv{const_cast<char*>(bin.c_str())};
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(bin.c_str(), argv.data());
+      ::_exit(127);
+    }
+  }
+  ~troupe_process() { kill(SIGKILL); }
+  troupe_process(const troupe_process&) = delete;
+  troupe_process& operator=(const troupe_process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void kill(int sig) {
+    if (pid_ > 0 && !code_) ::kill(pid_, sig);
+    if (sig == SIGKILL) wait_for_exit(10);
+  }
+
+  // The exit code (-1: killed by a signal), or nothing when it runs on after `seconds`.
+  std::optional<int> wait_for_exit(double seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (!code_ && pid_ > 0) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        break;
+      }
+      if (std::chrono::steady_clock::now() > end) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return code_;
+  }
+
+  std::string out() const { return read(out_); }
+  std::string err() const { return read(err_); }
+
+  // Waits until stdout or stderr holds `text`; false after `seconds`.
+  bool wait_for_text(const std::string& text, double seconds) const {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+      if (out().find(text) != std::string::npos || err().find(text) != std::string::npos)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+ private:
+  static std::string read(const std::filesystem::path& p) {
+    std::stringstream ss;
+    ss << std::ifstream(p).rdbuf();
+    return ss.str();
+  }
+  std::filesystem::path out_, err_;
+  pid_t pid_ = -1;
+  std::optional<int> code_;
+};
+
+}  // namespace troupe::testing
