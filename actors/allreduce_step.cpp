@@ -98,7 +98,11 @@ void allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sessio
   auto& reducer = *session.reducer;
 
   if (!session.distributed) {
-    if (!opt.replicated) opt.replicated = models::make_optimizer(session.optimizer, step.count);
+    if (!opt.replicated) {
+      opt.replicated = models::make_optimizer(session.optimizer, step.count);
+      if (opt.resume) opt.replicated->load_state(*opt.resume);
+      opt.resume.reset();
+    }
     call.data = step.contributed ? step.grad : nullptr;
     call.weight = step.contributed ? static_cast<double>(step.samples) : 0.0;
     call.divide_by_total_weight = true;

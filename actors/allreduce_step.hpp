@@ -97,6 +97,8 @@ struct allreduce_session {
 // A worker's optimizer replica (replicated form) or its local moments (distributed form).
 struct replica_optimizer {
   std::unique_ptr<models::optimizer> replicated;
+  // Loaded into `replicated` when it is made (a resumed run's checkpointed state), then dropped.
+  std::shared_ptr<const models::optimizer_state> resume;
   std::int64_t t = 0;  // distributed: steps applied
   std::vector<float> local, m, s, s_max, m_hat, s_hat;
 };

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "actors/allreduce_step.hpp"
+#include "actors/checkpoint_state.hpp"
 #include "actors/fault_delay.hpp"
 #include "actors/job_stats.hpp"
 #include "actors/local_step.hpp"
@@ -267,7 +268,10 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       [=](const msg::reduce_cmd& cmd, const msg::local_ref<allreduce_session>& session) {
         auto& st = self->state;
         if (!st.gate.follow(cmd) || !session || hold_back(self, cmd, session)) return;
-        if (!st.replica) st.replica = std::make_shared<replica_optimizer>();
+        if (!st.replica) {
+          st.replica = std::make_shared<replica_optimizer>();
+          st.replica->resume = st.setup->resume_optimizer;
+        }
         auto rs = replica_step_of(st, cmd);
         rs.total_samples = cmd.total_samples;
         if (!reduce_guarded(self, [&] { allreduce_and_apply(*st.replica, *session, rs); })) return;
@@ -283,6 +287,18 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         if (!reduce_guarded(self, [&] { local_step_apply(*st.local, *session, rs, cmd.average); }))
           return;
         self->send(job, msg::applied{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1});
+      },
+      // sync: allreduce checkpoints: after step `c.step` every replica (parameters and optimizer
+      // state) is the same, so one member's copy is the job's. The job sends this after the
+      // step's last `applied` and before the next step's command: the copy is exactly that step.
+      [=](const msg::ckpt_capture& c) {
+        auto& st = self->state;
+        if (c.job != st.gate.job() || !st.replica || !st.replica->replicated) return;
+        auto part = std::make_shared<ckpt_shard_part>();
+        part->params = st.setup->params->values;
+        part->optimizer = st.replica->replicated->state();
+        self->send(job, msg::ckpt_part{c.job, c.generation, c.step, 0, c.step},
+                   msg::local_ref<ckpt_shard_part>{std::move(part)});
       },
       [=](const msg::share_update& u) {
         auto& st = self->state;

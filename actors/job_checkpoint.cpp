@@ -84,7 +84,7 @@ void checkpoint_init(job_self self) {
   if (!asked) return;
   if (!st.sync->checkpoints()) {
     log(self, std::string("checkpoints: not taken in sync: ") + name_of(st.launch.cfg.sync.mode) +
-                  " (the optimizer state lives on the workers; only sync: ps captures it)");
+                  " (each replica's optimizer state is its own)");
     return;
   }
   st.ckpt.dir = job_dir(c.dir, st.launch.cfg.name);

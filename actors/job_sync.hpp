@@ -76,6 +76,11 @@ class job_sync {
   virtual bool may_stop_on_time() const { return true; }
   virtual bool survives_member_loss() const { return false; }
   virtual bool checkpoints() const { return false; }
+  // The optimizer state each worker's replica starts from (allreduce resumed from a
+  // checkpoint); null: a fresh optimizer.
+  virtual std::shared_ptr<const models::optimizer_state> replica_optimizer_state() const {
+    return nullptr;
+  }
   // Sends the capture; returns the number of parts to collect (0: none).
   virtual int capture(caf::event_based_actor*, const msg::ckpt_capture&) { return 0; }
   // The job ends with `status`. Returns why a completed run's result is not consistent, or "".

@@ -54,7 +54,13 @@ TEST_CASE("allreduce: a replica per rank, published together, checked at the end
   REQUIRE(r1 != store);
   CHECK(r1->values == store->values);
   CHECK_FALSE(s->survives_member_loss());
-  CHECK_FALSE(s->checkpoints());
+  // Replicas are equal after a step: one member's copy is a checkpoint (replicated form only).
+  CHECK(s->checkpoints());
+  auto distributed = job();
+  distributed.optimizer.form = optimizer_form::distributed;
+  CHECK_FALSE(make_allreduce_sync(distributed, 30.0)->checkpoints());
+  CHECK_FALSE(make_local_sync(job(2), 30.0)->checkpoints());
+  CHECK_FALSE(s->replica_optimizer_state());
   CHECK_FALSE(s->commit(4, 0.1, 0.1, 1.0));
   CHECK(r0->version.load() == 5);
   CHECK(r1->version.load() == 5);

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "actors/allreduce_step.hpp"
+#include "actors/checkpoint_state.hpp"
 #include "actors/job_sync.hpp"
 #include "actors/local_step.hpp"
 #include "core/error.hpp"
@@ -15,8 +16,28 @@ class allreduce_sync : public job_sync {
   allreduce_sync(const config::job_config& cfg, double deadline_seconds)
       : cfg_(cfg), replicas_(cfg, deadline_seconds) {}
 
+  // Resumed: the store holds the checkpoint's parameters (every replica copies them); the
+  // optimizer state goes to every worker's replica.
   void start(caf::event_based_actor*, const std::shared_ptr<param_store>&,
-             const job_snapshot*) override {}
+             const job_snapshot* resume) override {
+    if (resume)
+      resume_optimizer_ =
+          std::make_shared<const models::optimizer_state>(resume->parts.at(0)->optimizer);
+  }
+
+  std::shared_ptr<const models::optimizer_state> replica_optimizer_state() const override {
+    return resume_optimizer_;
+  }
+
+  // After a step every replica holds the same parameters and optimizer state (replicated form:
+  // the same mean gradient, the same updates), so one member's copy is the checkpoint.
+  bool checkpoints() const override { return cfg_.optimizer.form == optimizer_form::replicated; }
+
+  int capture(caf::event_based_actor* self, const msg::ckpt_capture& cap) override {
+    if (members_.empty()) return 0;
+    self->send(members_.front(), cap);
+    return 1;
+  }
 
   std::shared_ptr<param_store> params_for(std::size_t rank,
                                           const std::shared_ptr<param_store>& store) override {
@@ -32,6 +53,7 @@ class allreduce_sync : public job_sync {
     // Every member reduces, one without samples this step too (replicas stay equal).
     const msg::local_ref<allreduce_session> session{replicas_.session()};
     for (const auto& w : *round.workers) self->send(w, round.cmd, session);
+    members_ = *round.workers;
     return static_cast<int>(round.workers->size());
   }
 
@@ -56,6 +78,8 @@ class allreduce_sync : public job_sync {
  protected:
   config::job_config cfg_;
   job_allreduce replicas_;
+  std::vector<caf::actor> members_;  // the last step's
+  std::shared_ptr<const models::optimizer_state> resume_optimizer_;
 };
 
 // Local SGD: the barrier per step is the job's; the parameter average runs every `period`
@@ -90,6 +114,10 @@ class local_sgd_sync final : public allreduce_sync {
 
   // Stop on time only after an average: the step deciding it saw the time was up.
   bool may_stop_on_time() const override { return averaging_; }
+
+  // Each replica's optimizer has stepped on its own gradients since the last average: no one
+  // member's state is the job's, and the checkpoint format holds one.
+  bool checkpoints() const override { return false; }
 
   void fill_report(job_report& r, std::int64_t steps) const override {
     fill_sync_report(r, cfg_, &schedule_, steps);

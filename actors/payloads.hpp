@@ -20,6 +20,7 @@
 #include "data/dataset.hpp"
 #include "devices/device.hpp"
 #include "models/model.hpp"
+#include "models/optimizer.hpp"
 #include "policies/supervision.hpp"
 
 namespace troupe::actors {
@@ -68,6 +69,9 @@ struct worker_setup {
   std::shared_ptr<const models::model> prototype;
   data_bundle data;
   std::shared_ptr<param_store> params;
+  // sync: allreduce resumed from a checkpoint: the optimizer state every replica starts from
+  // (null: a fresh optimizer).
+  std::shared_ptr<const models::optimizer_state> resume_optimizer;
   // `slow` fault entries that target this device (config faults[]): a sim device's slowdown is
   // multiplied by `factor` from `step` to `until_step` (the policy benchmarks' hook; the fault
   // injector leaves `slow` faults to the device).

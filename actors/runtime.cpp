@@ -90,9 +90,10 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
   if (!opts.listen.empty()) parse_join(opts.listen, "--listen", true);
   for (const auto& j : cfg.jobs) {
     check_job(j);
-    if (!opts.resume_dir.empty() && j.sync.mode != sync_mode::ps)
+    if (!opts.resume_dir.empty() && !config::checkpoints_possible(j))
       throw input_error("--resume: job '" + j.name + "' uses sync.mode: " + name_of(j.sync.mode) +
-                        ", which cannot resume from a checkpoint yet (ps only)");
+                        ", which cannot resume from a checkpoint yet (ps, or allreduce with the "
+                        "replicated optimizer form)");
   }
   impl_->cfg = std::move(cfg);
   impl_->opts = std::move(opts);

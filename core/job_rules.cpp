@@ -2,6 +2,11 @@
 
 namespace troupe::config {
 
+bool checkpoints_possible(const job_config& j) {
+  return j.sync.mode == sync_mode::ps ||
+         (j.sync.mode == sync_mode::allreduce && j.optimizer.form == optimizer_form::replicated);
+}
+
 std::optional<rule_violation> job_rule_violation(const job_config& j) {
   const auto mode = std::string("sync.mode: ") + name_of(j.sync.mode);
   if (j.name.empty()) return rule_violation{"", "name", "a job needs a name"};
@@ -21,13 +26,15 @@ std::optional<rule_violation> job_rule_violation(const job_config& j) {
                           "distributed needs optimizer.kind: max-adabelief and sync.mode: "
                           "allreduce (got kind: " +
                               std::string(name_of(j.optimizer.kind)) + ", " + mode + ")"};
-  // allreduce and local keep parameters and optimizer replicas on the workers, which take no
-  // part in checkpoints yet.
-  if (j.sync.mode != sync_mode::ps && !j.checkpoint.dir.empty() &&
+  // A checkpoint holds one optimizer state: in local SGD, and in the distributed form, each
+  // replica's differs from the others'.
+  if (!checkpoints_possible(j) && !j.checkpoint.dir.empty() &&
       (j.checkpoint.every_steps > 0 || j.checkpoint.every_seconds > 0))
-    return rule_violation{"checkpoint", "dir",
-                          "checkpoints are not available with " + mode +
-                              " yet (use sync.mode: ps, or remove the checkpoint keys)"};
+    return rule_violation{
+        "checkpoint", "dir",
+        "checkpoints are not available with " + mode +
+            (j.sync.mode == sync_mode::allreduce ? " and optimizer.form: distributed" : "") +
+            " yet (use sync.mode: ps or allreduce, or remove the checkpoint keys)"};
   return std::nullopt;
 }
 

@@ -16,6 +16,10 @@ struct rule_violation {
   std::string what;
 };
 
+// Whether a checkpoint can hold this job's state: sync.mode ps, or allreduce with the replicated
+// optimizer form (every replica then holds the same parameters and optimizer state).
+bool checkpoints_possible(const job_config& job);
+
 // The first rule `job` breaks, or nothing. The loader's per-key ranges catch the single-key
 // rules first (with a line number); these catch them in configs built in code.
 std::optional<rule_violation> job_rule_violation(const job_config& job);

@@ -30,8 +30,14 @@ fs::path scratch(const std::string& name) {
 }
 
 // A small MLP on synthetic blobs, Adam (so the optimizer state matters), deterministic.
-std::string config_text(std::int64_t max_steps, int shards, const std::string& ckpt_dir,
-                        const std::string& lr = "0.01") {
+// `sync`: the job's sync map.
+std::string ps(int shards) {
+  return "{mode: ps, ps_shards: " + std::to_string(shards) + "}";
+}
+const std::string allreduce = "{mode: allreduce}";
+
+std::string config_text(std::int64_t max_steps, const std::string& sync,
+                        const std::string& ckpt_dir, const std::string& lr = "0.01") {
   std::string text =
       "cluster:\n  groups:\n"
       "    - {name: cpu, device: cpu, count: 2, threads: 1, weight: 1.0}\n"
@@ -50,9 +56,9 @@ std::string config_text(std::int64_t max_steps, int shards, const std::string& c
       "    max_steps: " +
       std::to_string(max_steps) +
       "\n"
-      "    sync: {mode: ps, ps_shards: " +
-      std::to_string(shards) +
-      "}\n"
+      "    sync: " +
+      sync +
+      "\n"
       "    seed: 7\n"
       "    deterministic: true\n";
   if (!ckpt_dir.empty()) text += "    checkpoint: {dir: " + ckpt_dir + ", every_steps: 10}\n";
@@ -72,55 +78,63 @@ troupe::job_report run(const std::string& yaml, const std::string& resume = "") 
 }  // namespace
 
 TEST_CASE("a run resumed from its step-30 checkpoint ends where the uninterrupted run does") {
-  const auto dir = scratch("exact");
-  const auto full = run(config_text(60, 2, ""));
-  REQUIRE(full.status == troupe::job_status::completed);
-  REQUIRE(full.final_params);
+  // ps: resumed on three shards instead of two (checkpoints hold the optimizer state of the
+  // whole model, not per shard). allreduce: one replica's parameters and optimizer state.
+  struct row {
+    const char* mode;
+    std::string first_sync, second_sync;
+  };
+  const row rows[] = {{"ps", ps(2), ps(3)}, {"allreduce", allreduce, allreduce}};
+  for (const auto& r : rows) {
+    CAPTURE(r.mode);
+    const auto dir = scratch(std::string("exact-") + r.mode);
+    const auto full = run(config_text(60, r.first_sync, ""));
+    REQUIRE(full.status == troupe::job_status::completed);
+    REQUIRE(full.final_params);
 
-  // First leg: 30 steps with a checkpoint every 10 (kept: 10, 20, 30).
-  const auto first = run(config_text(30, 2, dir.string()));
-  INFO("first leg: " << first.error);
-  REQUIRE(first.status == troupe::job_status::completed);
-  CHECK(first.checkpoints.written == 3);
-  CHECK(first.checkpoints.last_step == 30);
-  const troupe::checkpoint_store store((dir / "rs").string(), 0);
-  REQUIRE(store.list().size() == 3);
-  CHECK(store.list().back().step == 30);
-  // Checkpointing does not change the math: the first leg's step 30 is the full run's.
-  CHECK_FALSE(first.checkpoints.resumed_from_step);
+    // First leg: 30 steps with a checkpoint every 10 (kept: 10, 20, 30).
+    const auto first = run(config_text(30, r.first_sync, dir.string()));
+    INFO("first leg: " << first.error);
+    REQUIRE(first.status == troupe::job_status::completed);
+    CHECK(first.checkpoints.written == 3);
+    CHECK(first.checkpoints.last_step == 30);
+    const troupe::checkpoint_store store((dir / "rs").string(), 0);
+    REQUIRE(store.list().size() == 3);
+    CHECK(store.list().back().step == 30);
+    CHECK_FALSE(first.checkpoints.resumed_from_step);
 
-  // Second leg: 60 steps, resumed; on three shards instead of two (checkpoints hold the
-  // optimizer state of the whole model, not per shard).
-  const auto second = run(config_text(60, 3, dir.string()), dir.string());
-  INFO("second leg: " << second.error);
-  REQUIRE(second.status == troupe::job_status::completed);
-  REQUIRE(second.checkpoints.resumed_from_step);
-  CHECK(*second.checkpoints.resumed_from_step == 30);
-  CHECK(second.steps == 60);
-  CHECK(second.epochs == full.epochs);
-  // Only the resumed steps were computed here: 30 steps of 96 or 80 samples over 2 workers.
-  CHECK(second.workers[0].samples + second.workers[1].samples < 31 * 96);
-  CHECK(second.workers[0].samples + second.workers[1].samples > 29 * 80);
-  const double rel = relative_l2(*second.final_params, *full.final_params);
-  MESSAGE("relative L2, resumed vs uninterrupted: " << rel);
-  CHECK(rel < 1e-5);
-  CHECK(second.params.fnv1a64 == full.params.fnv1a64);
-  CHECK(second.train_loss == doctest::Approx(full.train_loss).epsilon(1e-9));
-  fs::remove_all(dir);
+    // Second leg: 60 steps, resumed.
+    const auto second = run(config_text(60, r.second_sync, dir.string()), dir.string());
+    INFO("second leg: " << second.error);
+    REQUIRE(second.status == troupe::job_status::completed);
+    REQUIRE(second.checkpoints.resumed_from_step);
+    CHECK(*second.checkpoints.resumed_from_step == 30);
+    CHECK(second.steps == 60);
+    CHECK(second.epochs == full.epochs);
+    // Only the resumed steps were computed here: 30 steps of 96 or 80 samples over 2 workers.
+    CHECK(second.workers[0].samples + second.workers[1].samples < 31 * 96);
+    CHECK(second.workers[0].samples + second.workers[1].samples > 29 * 80);
+    const double rel = relative_l2(*second.final_params, *full.final_params);
+    MESSAGE(std::string(r.mode) << ": relative L2, resumed vs uninterrupted: " << rel);
+    CHECK(rel < 1e-5);
+    CHECK(second.params.fnv1a64 == full.params.fnv1a64);
+    CHECK(second.train_loss == doctest::Approx(full.train_loss).epsilon(1e-9));
+    fs::remove_all(dir);
+  }
 }
 
 TEST_CASE("a corrupt newest checkpoint is skipped and the previous one used") {
   const auto dir = scratch("corrupt");
-  const auto full = run(config_text(40, 1, ""));
+  const auto full = run(config_text(40, ps(1), ""));
   REQUIRE(full.status == troupe::job_status::completed);
-  const auto first = run(config_text(30, 1, dir.string()));
+  const auto first = run(config_text(30, ps(1), dir.string()));
   REQUIRE(first.status == troupe::job_status::completed);
   const troupe::checkpoint_store store((dir / "rs").string(), 0);
   const auto files = store.list();
   REQUIRE(files.size() == 3);
   // Damage the newest (step 30) in its parameter bytes.
   flip_byte(files.back().path, fs::file_size(files.back().path) / 2);
-  const auto second = run(config_text(40, 1, dir.string()), dir.string());
+  const auto second = run(config_text(40, ps(1), dir.string()), dir.string());
   INFO(second.error);
   REQUIRE(second.status == troupe::job_status::completed);
   REQUIRE(second.checkpoints.resumed_from_step);
@@ -132,7 +146,7 @@ TEST_CASE("a corrupt newest checkpoint is skipped and the previous one used") {
   const auto files2 = store.list();
   REQUIRE(files2.back().step == 40);
   fs::resize_file(files2.back().path, fs::file_size(files2.back().path) - 100);
-  const auto third = run(config_text(40, 1, dir.string()), dir.string());
+  const auto third = run(config_text(40, ps(1), dir.string()), dir.string());
   REQUIRE(third.status == troupe::job_status::completed);
   REQUIRE(third.checkpoints.resumed_from_step);
   CHECK(*third.checkpoints.resumed_from_step == 30);
@@ -141,8 +155,8 @@ TEST_CASE("a corrupt newest checkpoint is skipped and the previous one used") {
 
 TEST_CASE("a checkpoint of another config is refused; no checkpoint starts fresh") {
   const auto dir = scratch("refuse");
-  REQUIRE(run(config_text(10, 1, dir.string())).status == troupe::job_status::completed);
-  const auto other = run(config_text(20, 1, dir.string(), "0.02"), dir.string());
+  REQUIRE(run(config_text(10, ps(1), dir.string())).status == troupe::job_status::completed);
+  const auto other = run(config_text(20, ps(1), dir.string(), "0.02"), dir.string());
   CHECK(other.status == troupe::job_status::failed);
   CHECK(other.bad_input);
   CAPTURE(other.error);
@@ -151,7 +165,7 @@ TEST_CASE("a checkpoint of another config is refused; no checkpoint starts fresh
 
   const auto empty = scratch("empty");
   fs::create_directories(empty);
-  const auto fresh = run(config_text(10, 1, ""), empty.string());
+  const auto fresh = run(config_text(10, ps(1), ""), empty.string());
   CHECK(fresh.status == troupe::job_status::completed);
   CHECK_FALSE(fresh.checkpoints.resumed_from_step);
   CHECK(fresh.steps == 10);
@@ -159,10 +173,15 @@ TEST_CASE("a checkpoint of another config is refused; no checkpoint starts fresh
   fs::remove_all(empty);
 }
 
-TEST_CASE("checkpoints with sync: allreduce are refused before anything starts") {
-  auto text = config_text(10, 1, "/tmp/unused-ckpt");
-  text.replace(text.find("sync: {mode: ps, ps_shards: 1}"), 30, "sync: {mode: allreduce}");
-  troupe::runtime_options opts;
-  CHECK_THROWS_AS(troupe::runtime(troupe::config::parse_config(text, "r.yaml"), opts),
-                  troupe::input_error);
+TEST_CASE(
+    "checkpoints where replicas' optimizer states differ are refused before anything starts") {
+  for (const std::string sync : {"{mode: local, period: 2}", "{mode: allreduce}"}) {
+    CAPTURE(sync);
+    auto text = config_text(10, sync, "/tmp/unused-ckpt");
+    if (sync == allreduce)
+      text.replace(text.find("kind: adam"), 10, "kind: max-adabelief, form: distributed");
+    troupe::runtime_options opts;
+    CHECK_THROWS_AS(troupe::runtime(troupe::config::parse_config(text, "r.yaml"), opts),
+                    troupe::input_error);
+  }
 }
