@@ -29,38 +29,18 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
-// A small MLP on synthetic blobs, Adam (so the optimizer state matters), deterministic.
-// `sync`: the job's sync map.
 std::string ps(int shards) {
   return "{mode: ps, ps_shards: " + std::to_string(shards) + "}";
 }
 const std::string allreduce = "{mode: allreduce}";
 
+// The small deterministic MLP of run_support with Adam (so the optimizer state matters), on
+// two cpu devices, checkpointing every 10 steps into `ckpt_dir` (none when empty).
 std::string config_text(std::int64_t max_steps, const std::string& sync,
                         const std::string& ckpt_dir, const std::string& lr = "0.01") {
-  std::string text =
-      "cluster:\n  groups:\n"
-      "    - {name: cpu, device: cpu, count: 2, threads: 1, weight: 1.0}\n"
-      "jobs:\n"
-      "  - name: rs\n"
-      "    model: {kind: mlp, hidden: [32, 16]}\n"
-      "    data:\n"
-      "      dataset: synthetic\n"
-      "      synthetic: {kind: blobs, samples: 2500}\n"
-      "      preprocess: [standardize]\n"
-      "    optimizer: {kind: adam, lr: " +
-      lr +
-      "}\n"
-      "    batch: 96\n"
-      "    epochs: 4\n"
-      "    max_steps: " +
-      std::to_string(max_steps) +
-      "\n"
-      "    sync: " +
-      sync +
-      "\n"
-      "    seed: 7\n"
-      "    deterministic: true\n";
+  auto text = troupe::testing::small_mlp_config(
+      "rs", "    - {name: cpu, device: cpu, count: 2, threads: 1, weight: 1.0}\n",
+      "{kind: adam, lr: " + lr + "}", sync, max_steps);
   if (!ckpt_dir.empty()) text += "    checkpoint: {dir: " + ckpt_dir + ", every_steps: 10}\n";
   return text;
 }
