@@ -37,6 +37,7 @@ std::optional<config::fault_config> fault_plan::fire(const std::string& name,
                           f.action == fault_action::drop;
     if (one_shot && f.target == name) {
       fired_[i] = true;
+      fired_at_[name] = steady::now();
       return f;
     }
     // A partition cuts off every worker of the group, each once.
@@ -44,10 +45,20 @@ std::optional<config::fault_config> fault_plan::fire(const std::string& name,
       auto& who = partitioned_[i];
       if (std::find(who.begin(), who.end(), name) != who.end()) continue;
       who.push_back(name);
+      fired_at_[name] = steady::now();
       return f;
     }
   }
   return std::nullopt;
+}
+
+std::optional<steady::time_point> fault_plan::take_fired_at(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = fired_at_.find(name);
+  if (it == fired_at_.end()) return std::nullopt;
+  const auto t = it->second;
+  fired_at_.erase(it);
+  return t;
 }
 
 std::int64_t fault_plan::injected(std::int64_t steps_done) const {

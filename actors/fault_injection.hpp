@@ -11,11 +11,13 @@
 //   cancels the token: the thread wakes, sees it is released, and quits without computing.
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/clock.hpp"
 #include "core/config.hpp"
 
 namespace troupe::actors {
@@ -46,13 +48,17 @@ class fault_plan {
   // Faults that fired so far, plus `slow` faults whose window began before `steps_done` (`delay`
   // faults are counted by the sync code that applies them, actors/fault_delay.hpp).
   std::int64_t injected(std::int64_t steps_done) const;
+  // When the last fault that fired on worker `name` fired, once: the job claims it when it
+  // detects that worker's failure (the report's detect_ms). Nothing when none is unclaimed.
+  std::optional<steady::time_point> take_fired_at(const std::string& name);
   const std::vector<config::fault_config>& faults() const { return faults_; }
 
  private:
   mutable std::mutex mu_;
   std::vector<config::fault_config> faults_;
   std::vector<bool> fired_;
-  std::vector<std::vector<std::string>> partitioned_;  // partition: the workers it cut off
+  std::vector<std::vector<std::string>> partitioned_;   // partition: the workers it cut off
+  std::map<std::string, steady::time_point> fired_at_;  // by worker, until claimed
 };
 
 }  // namespace troupe::actors

@@ -58,6 +58,14 @@ void apply(job_self self, const member_commands& c, msg::generation_id spawned_i
   if (c.arm_deadline) arm_deadline(self);
 }
 
+// The detection time of an injected fault on worker `rank`, if one fired on it and is unclaimed.
+void note_detection(job_self self, std::size_t rank) {
+  auto& st = self->state;
+  if (!st.faults || rank >= st.workers.size()) return;
+  if (const auto fired = st.faults->take_fired_at(st.workers[rank].name))
+    st.mem.record_detection(seconds_since(*fired) * 1e3);
+}
+
 }  // namespace
 
 void membership_start(job_self self) {
@@ -102,6 +110,7 @@ std::optional<std::string> on_worker_down(job_self self, const msg::worker_down&
   auto& st = self->state;
   if (m.job != st.gate.job() || m.rank < 0 || static_cast<std::size_t>(m.rank) >= st.workers.size())
     return std::nullopt;
+  note_detection(self, static_cast<std::size_t>(m.rank));
   if (m.bad_input || m.action == failure_policy::fail_job || !st.sync->survives_member_loss())
     return unhandled_failure(self, m);
   down_event e;
@@ -125,6 +134,7 @@ void on_step_timeout(job_self self, const msg::step_timeout& t) {
     f.kind = s.kind;
     f.reason = s.reason;
     const auto r = static_cast<std::size_t>(s.rank);
+    note_detection(self, r);
     log(self, "worker " + st.workers[r].name + " " + name_of(f.kind) + ": " + f.reason);
     self->send(supervisor_of(self, r), f);
   }

@@ -141,6 +141,8 @@ class membership {
 
   // The report's faults section, as far as membership counts it.
   const fault_report& report() const { return report_; }
+  // An injected fault was seen `ms` after it fired (the job measures it; see fault_plan).
+  void record_detection(double ms) { report_.detect_ms.push_back(ms); }
 
  private:
   void replan(member_commands& out, const std::vector<double>& weights);

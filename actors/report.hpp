@@ -35,6 +35,9 @@ struct fault_report {
   std::int64_t migrations = 0;
   std::int64_t lost_steps = 0;
   std::vector<double> recovery_ms;
+  // Injected faults only: from the fault firing to the job seeing the failure (a worker_down, or
+  // a step deadline for a silent worker), one per detected fault.
+  std::vector<double> detect_ms;
 };
 
 // How the job synchronised its workers (`sync` in the JSON).

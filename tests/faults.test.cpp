@@ -73,6 +73,9 @@ TEST_CASE("a worker killed at step 50 is restarted and the model equals the faul
   CHECK(r.faults.failures_by_class.at("crash") == 1);
   CHECK(r.faults.restarts >= 1);
   CHECK(r.faults.migrations == 0);
+  // The kill was detected once, by the worker's death.
+  REQUIRE(r.faults.detect_ms.size() == 1);
+  CHECK(r.faults.detect_ms[0] >= 0.0);
   check_same_model(r);
   // It trained every step before the kill. Whether its restart (after a backoff) comes back
   // before the last of the 80 steps is a race with the other workers' speed, so the re-entry
@@ -90,6 +93,8 @@ TEST_CASE("a hung worker is found by the step deadline; a dropped result too") {
   // Both are silences found by the deadline (a loaded machine may add a spurious one).
   CHECK(r.faults.failures_by_class.at("hang") >= 2);
   CHECK(r.faults.restarts >= 2);
+  // Each injected fault was detected once (a spurious hang has no fault to measure from).
+  CHECK(r.faults.detect_ms.size() == 2);
   check_same_model(r);
 }
 

@@ -1,0 +1,117 @@
+// `troupe bench faults [--runs 5] [--steps 120] [--at 50] [--classes kill,hang,partition]`: how
+// fast the runtime sees a failure and gets back to training. One small job (MLP on synthetic
+// blobs over a group of two cpu devices and one of one) runs --runs times per fault class with
+// the fault injected at step --at; prints per class the median detection time (the fault firing
+// to the job seeing it: faults.detect_ms), the median recovery time (detection to the next
+// completed step: faults.recovery_ms), the failures by class and the worst lost_steps.
+//
+// Workers are threads of this process; with agents hosting devices the same bench will kill,
+// stop and cut off processes.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "apps/args.hpp"
+#include "apps/bench_run.hpp"
+#include "apps/command.hpp"
+#include "core/error.hpp"
+#include "core/median.hpp"
+
+namespace troupe::apps {
+namespace {
+
+const char* usage =
+    "usage: troupe bench faults [--runs 5] [--steps 120] [--at 50]\n"
+    "                           [--classes kill,hang,partition] [--log-dir DIR]\n\n"
+    "A small job (MLP 32-16 on 4096 synthetic blobs, batch 96, sync: ps) over group `pair` (two\n"
+    "cpu devices) and group `solo` (one), --runs times per fault: kill:pair/0, hang:pair/0 or\n"
+    "partition:pair at step --at. Prints per fault the median detect_ms (fault fired -> job saw\n"
+    "the failure), median recovery_ms (detection -> next completed step), the failure classes\n"
+    "seen and the worst lost_steps (0 expected). Hangs and partitions are found by the step\n"
+    "deadline (at least 0.5 s, else a multiple of recent step times); kills by the worker's\n"
+    "death.";
+
+std::string fault_spec(const std::string& kind, std::int64_t at) {
+  if (kind == "kill") return "kill:pair/0@" + std::to_string(at);
+  if (kind == "hang") return "hang:pair/0@" + std::to_string(at);
+  if (kind == "partition")
+    return "partition:pair@" + std::to_string(at) + "-" + std::to_string(at + 5);
+  throw input_error("--classes: unknown fault '" + kind + "' (kill, hang or partition)");
+}
+
+std::string config_yaml(std::int64_t steps, const std::string& fault) {
+  std::ostringstream y;
+  y << "cluster:\n  groups:\n"
+    << "    - {name: pair, device: cpu, count: 2, threads: 1}\n"
+    << "    - {name: solo, device: cpu, count: 1, threads: 1}\n"
+    << "jobs:\n  - name: faults\n    model: {kind: mlp, hidden: [32, 16]}\n"
+    << "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 4096}, split: even}\n"
+    << "    optimizer: {kind: sgd, lr: 0.05}\n    batch: 96\n    epochs: 1000\n"
+    << "    max_steps: " << steps << "\n    sync: {mode: ps}\n    seed: 3\n"
+    << "    faults: [" << fault << "]\n";
+  return y.str();
+}
+
+// "kill:pair/0@50" as the YAML map a faults entry is.
+std::string fault_yaml(const std::string& kind, std::int64_t at) {
+  if (kind == "partition")
+    return "{step: " + std::to_string(at) +
+           ", action: partition, target: pair, until_step: " + std::to_string(at + 5) + "}";
+  return "{step: " + std::to_string(at) + ", action: " + kind + ", target: pair/0}";
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
+  return out;
+}
+
+int run(const std::vector<std::string>& argv) {
+  const args a(argv, {"runs", "steps", "at", "classes", "log-dir"});
+  if (!a.positionals().empty())
+    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  const auto runs = a.get_int("runs", 5);
+  const auto steps = a.get_int("steps", 120);
+  const auto at = a.get_int("at", 50);
+  if (runs < 1 || at < 1 || steps < at + 10)
+    throw input_error("--runs >= 1, --at >= 1 and --steps >= --at + 10");
+  const auto kinds = split_list(a.get_or("classes", "kill,hang,partition"));
+  for (const auto& k : kinds) fault_spec(k, at);  // refuses an unknown one before any run
+  runtime_options opts;
+  opts.log_dir = a.get_or("log-dir", "");
+  opts.wait_seconds = 600;
+
+  std::printf("# troupe bench faults: %lld runs per fault at step %lld of %lld\n",
+              static_cast<long long>(runs), static_cast<long long>(at),
+              static_cast<long long>(steps));
+  std::printf("%-32s %12s %14s %-20s %10s\n", "fault", "detect_ms", "recovery_ms", "classes",
+              "lost_steps");
+  for (const auto& kind : kinds) {
+    std::vector<double> detect, recovery;
+    std::map<std::string, std::int64_t> classes;
+    std::int64_t lost = 0;
+    for (long long r = 0; r < runs; ++r) {
+      const auto run = run_one_job(config_yaml(steps, fault_yaml(kind, at)), "bench-faults.yaml",
+                                   opts, "bench faults");
+      const auto& f = run.job.faults;
+      detect.insert(detect.end(), f.detect_ms.begin(), f.detect_ms.end());
+      recovery.insert(recovery.end(), f.recovery_ms.begin(), f.recovery_ms.end());
+      for (const auto& [c, n] : f.failures_by_class) classes[c] += n;
+      lost = std::max(lost, f.lost_steps);
+    }
+    std::string seen;
+    for (const auto& [c, n] : classes)
+      seen += (seen.empty() ? "" : ",") + c + "=" + std::to_string(n);
+    std::printf("%-32s %12.1f %14.1f %-20s %10lld\n", fault_spec(kind, at).c_str(), median(detect),
+                median(recovery), seen.c_str(), static_cast<long long>(lost));
+    std::fflush(stdout);
+  }
+  return exit_ok;
+}
+
+const command_registrar reg{{"bench faults", "time to detect and recover, per fault", usage, run}};
+
+}  // namespace
+}  // namespace troupe::apps
