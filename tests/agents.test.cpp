@@ -76,6 +76,64 @@ void send_junk(const std::string& address) {
   ::close(fd);
 }
 
+// Two network namespaces of the test's own, joined by a veth pair, neither with a default route
+// (a cut link must not send traffic out of the machine): `a` holds the control process at
+// 10.231.X.1, `b` an agent's host at 10.231.X.2. Removed when the test ends, however it ends.
+class netns_pair {
+ public:
+  netns_pair() {
+    const auto id = std::to_string(::getpid() % 100000);
+    a_ = "trp-" + id + "-a";
+    b_ = "trp-" + id + "-b";
+    veth_a_ = "tv" + id + "a";
+    veth_b_ = "tv" + id + "b";
+    const auto net = "10.231." + std::to_string(::getpid() % 250) + ".";
+    control_ = net + "1";
+    ok_ = sh("ip netns add " + a_) && sh("ip netns add " + b_) &&
+          sh("ip link add " + veth_a_ + " type veth peer name " + veth_b_) &&
+          sh("ip link set " + veth_a_ + " netns " + a_) &&
+          sh("ip link set " + veth_b_ + " netns " + b_) &&
+          sh(in(a_) + "ip addr add " + net + "1/30 dev " + veth_a_) &&
+          sh(in(b_) + "ip addr add " + net + "2/30 dev " + veth_b_) &&
+          sh(in(a_) + "ip link set lo up") && sh(in(b_) + "ip link set lo up") &&
+          sh(in(a_) + "ip link set " + veth_a_ + " up") &&
+          sh(in(b_) + "ip link set " + veth_b_ + " up") && sh("command -v nft");
+  }
+  ~netns_pair() {
+    sh("ip netns del " + a_);
+    sh("ip netns del " + b_);
+    sh("ip link del " + veth_a_);  // only if it never left this namespace
+  }
+  netns_pair(const netns_pair&) = delete;
+  netns_pair& operator=(const netns_pair&) = delete;
+
+  bool ok() const { return ok_; }
+  const std::string& control() const { return control_; }
+  std::vector<std::string> exec_in_a() const { return {"ip", "netns", "exec", a_}; }
+  std::vector<std::string> exec_in_b() const { return {"ip", "netns", "exec", b_}; }
+
+  // A silent partition: b's packets vanish (both ends see nothing, as in a real one).
+  bool drop_b(bool drop) const {
+    return drop ? sh(in(b_) + "nft add table inet trp") &&
+                      sh(in(b_) +
+                         "nft add chain inet trp out '{ type filter hook output priority "
+                         "0; policy drop; }'")
+                : sh(in(b_) + "nft delete table inet trp");
+  }
+  // A cut link: the control side's end goes down.
+  bool link_a(bool up) const {
+    return sh(in(a_) + "ip link set " + veth_a_ + (up ? " up" : " down"));
+  }
+
+ private:
+  static std::string in(const std::string& ns) { return "ip netns exec " + ns + " "; }
+  static bool sh(const std::string& cmd) {
+    return std::system((cmd + " > /dev/null 2>&1").c_str()) == 0;
+  }
+  std::string a_, b_, veth_a_, veth_b_, control_;
+  bool ok_ = false;
+};
+
 }  // namespace
 
 TEST_CASE("an agent joins a listening run, which then trains; the run's end releases it") {
@@ -149,4 +207,48 @@ TEST_CASE("agent and listener flags: bad input exits 2 naming the flag") {
     CHECK(p.wait_for_exit(30) == 2);
     CHECK(p.err().find(r.says) != std::string::npos);
   }
+}
+
+TEST_CASE("a partitioned agent is seen lost, and rejoins as a new member when the link heals") {
+  const netns_pair net;
+  if (!net.ok()) {
+    MESSAGE(
+        "skipped: cannot make network namespaces and nftables rules here (needs root or "
+        "CAP_NET_ADMIN, iproute2 and nftables)");
+    return;
+  }
+  auto args = run_args(2);
+  args[3] = net.control() + ":0";
+  args[7] = "180";  // --agent-wait: the run outlives the cuts
+  troupe_process run(scratch, "run-ns", args, net.exec_in_a());
+  REQUIRE(run.wait_for_text("listening for agents on " + net.control() + ":", 30));
+  const auto out = run.out();
+  const auto at =
+      out.find("listening for agents on ") + std::string("listening for agents on ").size();
+  const auto join = out.substr(at, out.find('\n', at) - at);
+  auto p1_args = agent_args(join, "p1", "g1");
+  p1_args.back() = "60";  // --join-timeout: longer than the cuts
+  troupe_process p1(scratch, "p1", p1_args, net.exec_in_b());
+  REQUIRE(run.wait_for_text("joined: agent p1", 30));
+
+  // A silent drop: the heartbeat times out on both sides; healed, the agent joins again.
+  REQUIRE(net.drop_b(true));
+  CHECK(run.wait_for_text("lost agent p1", 30));
+  CHECK(p1.wait_for_text("lost the control process", 30));
+  REQUIRE(net.drop_b(false));
+  CHECK(p1.wait_for_text("as member 2", 30));
+
+  // The link goes down on the control side: the same, found the same way.
+  REQUIRE(net.link_a(false));
+  CHECK(run.wait_for_text("lost agent p1", 30, 2));
+  CHECK(p1.wait_for_text("lost the control process", 30, 2));
+  REQUIRE(net.link_a(true));
+  CHECK(p1.wait_for_text("as member 3", 30));
+  CHECK(run.wait_for_text("joined: agent p1", 1, 3));
+
+  // A second agent completes the run's wait: it trains and both agents are released.
+  troupe_process p2(scratch, "p2", agent_args(join, "p2", "g2"), net.exec_in_b());
+  CHECK(run.wait_for_exit(120) == 0);
+  CHECK(p1.wait_for_exit(30) == 0);
+  CHECK(p2.wait_for_exit(30) == 0);
 }

@@ -22,21 +22,24 @@ namespace troupe::testing {
 
 class troupe_process {
  public:
-  // Starts `troupe args...`, stdout to DIR/NAME.out and stderr to DIR/NAME.err.
+  // Starts `[prefix...] troupe args...` (prefix: e.g. `ip netns exec NS`, which execs troupe in
+  // that network namespace), stdout to DIR/NAME.out and stderr to DIR/NAME.err.
   troupe_process(const std::filesystem::path& dir, const std::string& name,
-                 const std::vector<std::string>& args)
+                 const std::vector<std::string>& args, const std::vector<std::string>& prefix = {})
       : out_(dir / (name + ".out")), err_(dir / (name + ".err")) {
-    const std::string bin = troupe_binary().string();
+    std::vector<std::string> words = prefix;
+    words.push_back(troupe_binary().string());
+    words.insert(words.end(), args.begin(), args.end());
     std::fflush(nullptr);  // else the child's freopen writes our buffered output a second time
     pid_ = ::fork();
     if (pid_ == 0) {
       ::setpgid(0, 0);
       if (!std::freopen(out_.c_str(), "w", stdout) || !std::freopen(err_.c_str(), "w", stderr))
         ::_exit(127);
-      std::vector<char*> argv{const_cast<char*>(bin.c_str())};
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      std::vector<char*> argv;
+      for (const auto& w : words) argv.push_back(const_cast<char*>(w.c_str()));
       argv.push_back(nullptr);
-      ::execv(bin.c_str(), argv.data());
+      ::execvp(argv[0], argv.data());
       ::_exit(127);
     }
   }
@@ -68,18 +71,23 @@ class troupe_process {
   std::string out() const { return read(out_); }
   std::string err() const { return read(err_); }
 
-  // Waits until stdout or stderr holds `text`; false after `seconds`.
-  bool wait_for_text(const std::string& text, double seconds) const {
+  // Waits until stdout and stderr together hold `text` at least `times` times; false after
+  // `seconds`.
+  bool wait_for_text(const std::string& text, double seconds, int times = 1) const {
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     while (std::chrono::steady_clock::now() < end) {
-      if (out().find(text) != std::string::npos || err().find(text) != std::string::npos)
-        return true;
+      if (count(out() + err(), text) >= times) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return false;
   }
 
  private:
+  static int count(const std::string& hay, const std::string& text) {
+    int n = 0;
+    for (auto at = hay.find(text); at != std::string::npos; at = hay.find(text, at + 1)) ++n;
+    return n;
+  }
   static std::string read(const std::filesystem::path& p) {
     std::stringstream ss;
     ss << std::ifstream(p).rdbuf();
