@@ -91,11 +91,7 @@ session_end join_once(caf::actor_system& sys, const agent_options& o, const std:
 int run_agent(const agent_options& o, const std::function<void(const std::string&)>& log) {
   caf::actor_system_config cfg;
   register_types(cfg);
-  cfg.load<caf::io::middleman>();
-  // The same heartbeat as the control process (both sides must send it): a hung or cut-off
-  // control process looks lost after about a second.
-  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(100)});
-  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(1)});
+  use_agent_middleman(cfg);
   cfg.set("scheduler.policy", caf::atom("sharing"));
   caf::actor_system sys{cfg};
   const std::string where = o.host + ":" + std::to_string(o.port);

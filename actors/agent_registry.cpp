@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include <caf/io/middleman.hpp>
 #include <caf/response_promise.hpp>
 
 #include "actors/agent_roster.hpp"
@@ -36,6 +37,12 @@ void answer_waiting(registry_state& st) {
 
 const char* troupe_version() {
   return TROUPE_VERSION;
+}
+
+void use_agent_middleman(caf::actor_system_config& cfg) {
+  cfg.load<caf::io::middleman>();
+  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(100)});
+  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::milliseconds(800)});
 }
 
 caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_options options) {

@@ -21,6 +21,11 @@ namespace troupe::actors {
 // The Troupe version this build speaks (the project's version).
 const char* troupe_version();
 
+// Loads CAF's middleman with the heartbeat every side of the agent protocol uses (100 ms; a peer
+// silent for 0.8 s is down). Both ends must send it: without it a hung (stopped) or cut-off peer
+// never looks lost.
+void use_agent_middleman(caf::actor_system_config& cfg);
+
 struct agent_registry_options {
   std::string version;                          // what agents must speak
   std::function<void(const std::string&)> log;  // one line per join, refusal and loss

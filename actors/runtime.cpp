@@ -128,13 +128,7 @@ void runtime::start() {
     impl_->caf_cfg.set("scheduler.policy", caf::atom_from_string(impl_->opts.scheduler_policy));
   if (impl_->opts.scheduler_threads > 0)
     impl_->caf_cfg.set("scheduler.max-threads", static_cast<size_t>(impl_->opts.scheduler_threads));
-  if (!impl_->opts.listen.empty()) {
-    // Heartbeats on both sides: without them a hung (stopped) agent never looks lost.
-    impl_->caf_cfg.load<caf::io::middleman>();
-    impl_->caf_cfg.set("middleman.heartbeat-interval",
-                       caf::timespan{std::chrono::milliseconds(100)});
-    impl_->caf_cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(1)});
-  }
+  if (!impl_->opts.listen.empty()) actors::use_agent_middleman(impl_->caf_cfg);
   impl_->sys = std::make_unique<caf::actor_system>(impl_->caf_cfg);
   impl_->hub = impl_->sys->spawn(actors::metrics_hub,
                                  std::shared_ptr<const metrics_subscribers>(impl_->subscribers),

@@ -5,12 +5,29 @@
 // to the job seeing it: faults.detect_ms), the median recovery time (detection to the next
 // completed step: faults.recovery_ms), the failures by class and the worst lost_steps.
 //
-// Workers are threads of this process; with agents hosting devices the same bench will kill,
-// stop and cut off processes.
+// --processes: the same question for agents, real processes joined over CAF's middleman. The
+// bench publishes an agent registry on loopback, starts `troupe agent` children, and per run
+// kills one (SIGKILL) or stops one (SIGSTOP); detect_ms runs from the signal to the registry
+// seeing the agent lost (its down message: the closed socket, or the heartbeat timing out).
+// Agents host no device workers yet, so there is no recovery to time there.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
+#include <filesystem>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <thread>
+
+#include <caf/io/middleman.hpp>
+
+#include "actors/agent_registry.hpp"
+#include "actors/caf_compat.hpp"
+#include "core/clock.hpp"
 
 #include "apps/args.hpp"
 #include "apps/bench_run.hpp"
@@ -30,7 +47,10 @@ const char* usage =
     "the failure), median recovery_ms (detection -> next completed step), the failure classes\n"
     "seen and the worst lost_steps (0 expected). Hangs and partitions are found by the step\n"
     "deadline (at least 0.5 s, else a multiple of recent step times); kills by the worker's\n"
-    "death.";
+    "death.\n\n"
+    "--processes: per run, start a `troupe agent` child joined to a registry on loopback, then\n"
+    "kill it (SIGKILL) or stop it (SIGSTOP); print the median detect_ms (signal -> the agent\n"
+    "seen lost). --classes takes kill and stop there.";
 
 std::string fault_spec(const std::string& kind, std::int64_t at) {
   if (kind == "kill") return "kill:pair/0@" + std::to_string(at);
@@ -68,8 +88,94 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+// The registry's log lines with the moment each arrived.
+class timed_log {
+ public:
+  void add(const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu_);
+    lines_.emplace_back(steady::now(), line);
+    cv_.notify_all();
+  }
+  // When a line holding `text` arrived, waiting up to `seconds` for it.
+  std::optional<steady::time_point> wait_for(const std::string& text, double seconds) {
+    std::unique_lock<std::mutex> lock(mu_);
+    std::optional<steady::time_point> at;
+    cv_.wait_for(lock, std::chrono::duration<double>(seconds), [&] {
+      for (const auto& [t, line] : lines_)
+        if (line.find(text) != std::string::npos) at = t;
+      return at.has_value();
+    });
+    return at;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::pair<steady::time_point, std::string>> lines_;
+};
+
+pid_t start_agent(std::uint16_t port, const std::string& name) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string join = "127.0.0.1:" + std::to_string(port);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!std::freopen("/dev/null", "w", stderr)) ::_exit(127);
+    ::execl(self.c_str(), self.c_str(), "agent", "--join", join.c_str(), "--name", name.c_str(),
+            "--group", name.c_str(), "--join-timeout", "10", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+void reap(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+}
+
+int run_processes(long long runs, const std::vector<std::string>& kinds) {
+  for (const auto& k : kinds)
+    if (k != "kill" && k != "stop")
+      throw input_error("--classes with --processes: unknown fault '" + k + "' (kill or stop)");
+  caf::actor_system_config cfg;
+  actors::register_types(cfg);
+  actors::use_agent_middleman(cfg);
+  caf::actor_system sys{cfg};
+  timed_log log;
+  actors::agent_registry_options o;
+  o.version = actors::troupe_version();
+  o.log = [&log](const std::string& line) { log.add(line); };
+  const auto registry = sys.spawn(actors::agent_registry, std::move(o));
+  const auto port = sys.middleman().publish(registry, 0, "127.0.0.1", true);
+  if (!port) throw runtime_failure("bench faults: cannot listen on 127.0.0.1");
+  std::printf("# troupe bench faults --processes: %lld runs per fault, agents on 127.0.0.1:%u\n",
+              runs, static_cast<unsigned>(*port));
+  std::printf("%-8s %12s %10s\n", "fault", "detect_ms", "detected");
+  int serial = 0;
+  for (const auto& kind : kinds) {
+    std::vector<double> detect;
+    for (long long r = 0; r < runs; ++r) {
+      const std::string name = "b" + std::to_string(++serial);
+      const pid_t pid = start_agent(*port, name);
+      if (!log.wait_for("joined: agent " + name + " ", 30)) {
+        reap(pid);
+        throw runtime_failure("bench faults: agent " + name + " did not join within 30 s");
+      }
+      const auto t0 = steady::now();
+      ::kill(pid, kind == "kill" ? SIGKILL : SIGSTOP);
+      const auto seen = log.wait_for("lost agent " + name + " ", 30);
+      if (seen) detect.push_back(std::chrono::duration<double, std::milli>(*seen - t0).count());
+      reap(pid);
+    }
+    std::printf("%-8s %12.1f %7zu/%lld\n", kind.c_str(), median(detect), detect.size(), runs);
+    std::fflush(stdout);
+  }
+  caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
+  return exit_ok;
+}
+
 int run(const std::vector<std::string>& argv) {
-  const args a(argv, {"runs", "steps", "at", "classes", "log-dir"});
+  const args a(argv, {"runs", "steps", "at", "classes", "log-dir"}, {"processes"});
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto runs = a.get_int("runs", 5);
@@ -77,6 +183,7 @@ int run(const std::vector<std::string>& argv) {
   const auto at = a.get_int("at", 50);
   if (runs < 1 || at < 1 || steps < at + 10)
     throw input_error("--runs >= 1, --at >= 1 and --steps >= --at + 10");
+  if (a.has("processes")) return run_processes(runs, split_list(a.get_or("classes", "kill,stop")));
   const auto kinds = split_list(a.get_or("classes", "kill,hang,partition"));
   for (const auto& k : kinds) fault_spec(k, at);  // refuses an unknown one before any run
   runtime_options opts;
