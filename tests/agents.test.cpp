@@ -189,6 +189,25 @@ TEST_CASE("an agent that loses its control process tries to rejoin, then gives u
   CHECK(agent->err().find("gave up: no join to " + join) != std::string::npos);
 }
 
+TEST_CASE("agents started by Slurm or torchrun find the run from the launcher's environment") {
+  troupe_process run(scratch, "run-env", run_args(2));
+  const auto join = start_run(run);
+  const auto port = join.substr(join.rfind(':') + 1);
+  // No flags at all: srun's variables (the control host first in the node list, TROUPE_PORT,
+  // the rank), then torchrun's.
+  troupe_process srun(scratch, "srun", {"agent"},
+                      {"env", "-u", "TROUPE_JOIN", "SLURM_STEP_NODELIST=127.0.0.1,node[2-3]",
+                       "TROUPE_PORT=" + port, "SLURM_PROCID=4"});
+  troupe_process torchrun(scratch, "torchrun", {"agent"},
+                          {"env", "-u", "TROUPE_JOIN", "-u", "SLURM_STEP_NODELIST",
+                           "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port, "RANK=7"});
+  CHECK(run.wait_for_exit(120) == 0);
+  CHECK(run.out().find("joined: agent agent-4 (group agent-4") != std::string::npos);
+  CHECK(run.out().find("joined: agent agent-7 (group agent-7") != std::string::npos);
+  CHECK(srun.wait_for_exit(30) == 0);
+  CHECK(torchrun.wait_for_exit(30) == 0);
+}
+
 TEST_CASE("agent and listener flags: bad input exits 2 naming the flag") {
   struct row {
     std::vector<std::string> args;
