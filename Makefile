@@ -23,7 +23,7 @@ build: configure
 # The default suite asserts behaviour only; tests that measure speed or time carry the ctest
 # label `perf` and run with `make bench`.
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE perf
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE 'perf|cluster'
 
 bench: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600 -L perf
@@ -36,7 +36,7 @@ SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_aft
 sanitize: deps
 	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_SANITIZE=ON
 	cmake --build $(SANITIZE_BUILD) -j $(JOBS)
-	cd $(SANITIZE_BUILD) && $(SANITIZE_ENV) ctest --output-on-failure -j $(JOBS) --timeout 1200 -LE perf
+	cd $(SANITIZE_BUILD) && $(SANITIZE_ENV) ctest --output-on-failure -j $(JOBS) --timeout 1200 -LE 'perf|cluster'
 
 demo: build
 	$(BUILD)/troupe run $(DEMO_CONFIG) --report $(BUILD)/demo-report.json
