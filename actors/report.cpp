@@ -99,7 +99,8 @@ nlohmann::json to_json(const run_report& r) {
            {{"groups", groups},
             {"devices", r.cluster.devices},
             {"wall_seconds", r.cluster.wall_seconds},
-            {"schedule", schedule}}}};
+            {"schedule", schedule}}},
+          {"peak_rss_bytes", r.peak_rss_bytes}};
 }
 
 int exit_code(const run_report& r) {

@@ -130,6 +130,9 @@ struct cluster_report {
 struct run_report {
   std::vector<job_report> jobs;
   cluster_report cluster;
+  // The process's peak resident set when the jobs ended (getrusage's ru_maxrss): datasets,
+  // parameters, optimizer state, per-worker buffers and the runtime itself, all jobs together.
+  std::uint64_t peak_rss_bytes = 0;
 };
 
 nlohmann::json to_json(const job_report& j);

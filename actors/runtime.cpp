@@ -1,5 +1,7 @@
 #include "actors/runtime.hpp"
 
+#include <sys/resource.h>
+
 #include <chrono>
 
 #include <caf/exit_reason.hpp>
@@ -175,6 +177,10 @@ run_report runtime::wait() {
       .receive([&](msg::local_ref<actors::run_report_data>& r) { out = r->report; },
                [&](caf::error& e) { failure = actors::failure_text(*impl_->sys, e); });
   if (!failure.empty()) throw runtime_failure("waiting for the jobs: " + failure);
+  rusage usage{};
+  // Linux reports ru_maxrss in KiB.
+  if (::getrusage(RUSAGE_SELF, &usage) == 0)
+    out.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
   self->request(impl_->hub, std::chrono::seconds(10), msg::query_atom_v)
       .receive([](bool) {}, [](caf::error&) {});
   // The run is over: joined agents exit instead of waiting to rejoin.

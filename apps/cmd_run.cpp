@@ -170,6 +170,7 @@ int run(const std::vector<std::string>& argv) {
             : "",
         j.error.empty() ? "" : "  error: ", j.error.c_str());
   }
+  std::printf("peak RSS %.1f MiB\n", static_cast<double>(report.peak_rss_bytes) / (1 << 20));
   if (!report_path.empty()) {
     const auto parent = std::filesystem::path(report_path).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent);

@@ -106,8 +106,14 @@ TEST_CASE("troupe run: a good config exits 0 and writes the documented report") 
   CHECK(job["workers"].size() == 2);
   CHECK(job["params"]["fnv1a64"].get<std::string>().size() == 18);
   CHECK(job["faults"]["recovery_ms"].is_array());
+  CHECK(job["faults"]["detect_ms"].is_array());
   CHECK(job["sync"]["rounds"] == 5);
   CHECK(j["cluster"]["devices"] == 2);
+  // In bytes: a process holding a model and a dataset is above 1 MiB and below this machine's
+  // memory (a count in KiB taken for bytes would be far below).
+  const auto rss = j["peak_rss_bytes"].get<std::uint64_t>();
+  CHECK(rss > (std::uint64_t{1} << 20));
+  CHECK(rss < (std::uint64_t{64} << 30));
   CHECK(fs::exists(report.parent_path() / "logs" / "tiny.log"));
   fs::remove_all(scratch());
 }
