@@ -50,6 +50,7 @@ session_end join_once(caf::actor_system& sys, const agent_options& o, const std:
   h.threads = o.threads;
   h.host = host_name();
   h.pid = static_cast<std::int64_t>(::getpid());
+  h.token = o.token;
   msg::agent_answer answer;
   bool answered = false;
   self->request(registry, attempt, h)

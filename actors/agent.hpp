@@ -24,6 +24,7 @@ struct agent_options {
   device_kind device = device_kind::cpu;
   int count = 1;
   int threads = 1;
+  std::string token;  // the run's join token, if it has one
   // Give up when no join succeeded for this long (at start, or after losing the control
   // process); each connect or hello waits at most attempt_seconds.
   double join_timeout_seconds = 60.0;

@@ -13,7 +13,8 @@ namespace troupe::actors {
 namespace {
 
 struct registry_state {
-  explicit registry_state(std::string version) : roster(std::move(version)) {}
+  registry_state(std::string version, std::string token)
+      : roster(std::move(version), std::move(token)) {}
   agent_roster roster;
   std::map<caf::actor_addr, std::int64_t> member_of;  // the agent's actor -> its member number
   std::map<std::int64_t, caf::actor> handles;
@@ -46,7 +47,7 @@ void use_agent_middleman(caf::actor_system_config& cfg) {
 }
 
 caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_options options) {
-  auto st = std::make_shared<registry_state>(options.version);
+  auto st = std::make_shared<registry_state>(options.version, options.token);
   auto log = [options](const std::string& line) {
     if (options.log) options.log(line);
   };

@@ -28,6 +28,7 @@ void use_agent_middleman(caf::actor_system_config& cfg);
 
 struct agent_registry_options {
   std::string version;                          // what agents must speak
+  std::string token;                            // what agents must bring ("": nothing)
   std::function<void(const std::string&)> log;  // one line per join, refusal and loss
 };
 

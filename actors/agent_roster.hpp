@@ -2,7 +2,8 @@
 // Who has joined the control process: the rules of admission, without CAF. The agent_registry
 // actor feeds it hellos and losses; it answers what the registry sends back.
 //
-// An agent is admitted when it speaks this Troupe version and neither its name nor its group is
+// An agent is admitted when it speaks this Troupe version, brings the run's join token (when the
+// run has one; compared in constant time, never echoed) and neither its name nor its group is
 // taken by an agent still joined. A lost agent (its process died, hung past the heartbeat
 // timeout, or was cut off) leaves the roster, so the same agent may join again as a new member.
 #include <cstdint>
@@ -21,7 +22,8 @@ struct joined_agent {
 
 class agent_roster {
  public:
-  explicit agent_roster(std::string version) : version_(std::move(version)) {}
+  explicit agent_roster(std::string version, std::string token = "")
+      : version_(std::move(version)), token_(std::move(token)) {}
 
   // Admits `h` (accepted, with its member number) or refuses it, naming why.
   msg::agent_answer join(const msg::agent_hello& h);
@@ -33,6 +35,7 @@ class agent_roster {
 
  private:
   std::string version_;
+  std::string token_;
   std::vector<joined_agent> agents_;
   std::int64_t next_member_ = 1;
 };

@@ -54,6 +54,23 @@ TEST_CASE("agent roster: who may join, and why not") {
   CHECK(again.member == 2);
 }
 
+TEST_CASE("agent roster: a run with a join token admits only agents that bring it") {
+  agent_roster r("1.2.3", "s3cret");
+  auto h = hello("a1", "g1");
+  CHECK(r.join(h).reason.find("needs a join token") != std::string::npos);
+  h.token = "s3creT";
+  const auto wrong = r.join(h);
+  CHECK(wrong.reason.find("does not match") != std::string::npos);
+  CHECK(wrong.reason.find("s3cre") == std::string::npos);  // neither token is echoed
+  h.token = "s3cret-and-more";
+  CHECK_FALSE(r.join(h).accepted);
+  h.token = "s3cret";
+  CHECK(r.join(h).accepted);
+  // A run without a token takes any.
+  agent_roster open("1.2.3");
+  CHECK(open.join(h).accepted);
+}
+
 TEST_CASE("agent roster: a log line names the agent, its group and where it runs") {
   auto h = hello("a1", "g1");
   h.count = 2;

@@ -434,6 +434,7 @@ struct agent_hello {
   std::int32_t threads = 1;  // BLAS threads per device
   std::string host;
   std::int64_t pid = 0;
+  std::string token;  // the run's join token ("" when the run has none)
 };
 
 // agent_registry -> agent: the answer to agent_hello. Refused: `reason` says why (the agent
@@ -490,7 +491,8 @@ TROUPE_INSPECT(sample_losses, x.job, x.generation, x.step, x.rank)
 TROUPE_INSPECT(share_member, x.job, x.generation, x.name, x.weight, x.batch, x.active)
 TROUPE_INSPECT(share_decision, x.names, x.shares, x.reason)
 TROUPE_INSPECT(share_update, x.job, x.generation, x.share)
-TROUPE_INSPECT(agent_hello, x.version, x.name, x.group, x.device, x.count, x.threads, x.host, x.pid)
+TROUPE_INSPECT(agent_hello, x.version, x.name, x.group, x.device, x.count, x.threads, x.host, x.pid,
+               x.token)
 TROUPE_INSPECT(agent_answer, x.accepted, x.reason, x.member)
 
 #undef TROUPE_INSPECT

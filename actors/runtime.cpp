@@ -43,6 +43,10 @@ struct runtime::impl {
 
 namespace {
 
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 // Publishes the agent registry on opts.listen and, with wait_agents, blocks until that many
 // agents joined (throwing runtime_failure at the deadline).
 struct listener {
@@ -56,6 +60,7 @@ listener listen_for_agents(caf::actor_system& sys, const runtime_options& opts,
   const auto [host, port, from] = parse_join(opts.listen, "--listen", true);
   actors::agent_registry_options o;
   o.version = actors::troupe_version();
+  o.token = opts.join_token;
   o.log = [hub](const std::string& line) {
     caf::anon_send(hub, msg::log_line{0, 0, "agents", line});
   };
@@ -70,6 +75,10 @@ listener listen_for_agents(caf::actor_system& sys, const runtime_options& opts,
   caf::anon_send(hub,
                  msg::log_line{0, 0, "agents",
                                "listening for agents on " + host + ":" + std::to_string(out.port)});
+  if (opts.join_token.empty() && !is_loopback(host))
+    caf::anon_send(hub, msg::log_line{0, 0, "agents",
+                                      "warning: --insecure: any host that reaches " + host + ":" +
+                                          std::to_string(out.port) + " may join, without a token"});
   if (opts.wait_agents <= 0) return out;
   caf::scoped_actor self{sys};
   std::string failure;
@@ -89,7 +98,13 @@ listener listen_for_agents(caf::actor_system& sys, const runtime_options& opts,
 
 runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make_unique<impl>()) {
   if (cfg.cluster.groups.empty()) throw input_error(cfg.source + ": cluster.groups is empty");
-  if (!opts.listen.empty()) parse_join(opts.listen, "--listen", true);
+  if (!opts.listen.empty()) {
+    const auto where = parse_join(opts.listen, "--listen", true);
+    if (!is_loopback(where.host) && opts.join_token.empty() && !opts.insecure)
+      throw input_error("--listen " + opts.listen +
+                        ": a listener beyond loopback needs a join token (--token or "
+                        "TROUPE_TOKEN), or --insecure to let any host that reaches it join");
+  }
   for (const auto& j : cfg.jobs) {
     check_job(j);
     if (!opts.resume_dir.empty() && !config::checkpoints_possible(j))

@@ -47,6 +47,10 @@ struct runtime_options {
   // agent_wait_seconds (then start() throws runtime_failure saying how many came).
   int wait_agents = 0;
   double agent_wait_seconds = 60.0;
+  // With listen: agents must bring this token to join (never logged). A listener on another
+  // address than loopback needs one, or `insecure` (then a warning is logged).
+  std::string join_token;
+  bool insecure = false;
 };
 
 class runtime {

@@ -35,7 +35,8 @@ int positive(const std::string& text, const std::string& what) {
 }
 
 int run(const std::vector<std::string>& argv) {
-  const args a(argv, {"join", "group", "device", "count", "threads", "name", "join-timeout"});
+  const args a(argv,
+               {"join", "group", "device", "count", "threads", "name", "join-timeout", "token"});
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto env = process_env();
@@ -56,6 +57,7 @@ int run(const std::vector<std::string>& argv) {
   o.device = *kind;
   o.count = positive(flag_or_env(a, "count", env, "TROUPE_COUNT", "1"), "--count");
   o.threads = positive(flag_or_env(a, "threads", env, "TROUPE_THREADS", "1"), "--threads");
+  o.token = flag_or_env(a, "token", env, "TROUPE_TOKEN", "");
   o.join_timeout_seconds = a.get_double("join-timeout", 60.0);
   if (!(o.join_timeout_seconds > 0)) throw input_error("--join-timeout must be positive");
   return actors::run_agent(o, [&](const std::string& line) {
@@ -77,6 +79,7 @@ const command_registrar reg{
      "  --threads T        BLAS threads per device (TROUPE_THREADS; default 1)\n"
      "  --name ID          this agent's id (TROUPE_NAME; default agent-RANK from SLURM_PROCID\n"
      "                     or RANK, else agent-PID)\n"
+     "  --token T          the run's join token (TROUPE_TOKEN), when it has one\n"
      "  --join-timeout S   give up after S seconds without a join (default 60); a lost control\n"
      "                     process is rejoined within the same limit\n\n"
      "The agent stays joined until the run ends. Joined agents are listed and watched by the\n"

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -126,8 +127,10 @@ void add_faults(config::run_config& cfg, const std::vector<std::string>& specs,
 }
 
 int run(const std::vector<std::string>& argv) {
-  args a(argv, {"report", "log-dir", "resume", "fault-soak", "listen", "wait-agents", "agent-wait"},
-         {"quiet"}, {"set", "inject"});
+  args a(
+      argv,
+      {"report", "log-dir", "resume", "fault-soak", "listen", "wait-agents", "agent-wait", "token"},
+      {"quiet", "insecure"}, {"set", "inject"});
   if (a.positionals().size() != 1)
     throw input_error(
         "expected one CONFIG file (usage: troupe run CONFIG [--set PATH=VALUE ...] "
@@ -147,6 +150,12 @@ int run(const std::vector<std::string>& argv) {
   opts.listen = a.get_or("listen", "");
   opts.wait_agents = static_cast<int>(a.get_int("wait-agents", 0));
   opts.agent_wait_seconds = a.get_double("agent-wait", 60.0);
+  if (const auto t = a.get("token")) {
+    opts.join_token = *t;
+  } else if (const char* t = std::getenv("TROUPE_TOKEN")) {
+    opts.join_token = t;
+  }
+  opts.insecure = a.has("insecure");
   if (opts.wait_agents < 0 || opts.wait_agents > 4096 || !(opts.agent_wait_seconds > 0))
     throw input_error("--wait-agents must be 0 to 4096 and --agent-wait positive");
   if (opts.wait_agents > 0 && opts.listen.empty())
@@ -186,7 +195,7 @@ const command_registrar reg{
     {"run", "run the jobs of a config on an in-process heterogeneous cluster",
      "usage: troupe run CONFIG [--set PATH=VALUE ...] [--report FILE.json] [--log-dir DIR] "
      "[--resume DIR] [--inject SPEC ...] [--fault-soak N] [--listen HOST:PORT [--wait-agents N]\n"
-     "[--agent-wait SECONDS]] [--quiet]\n\n"
+     "[--agent-wait SECONDS] [--token T | --insecure]] [--quiet]\n\n"
      "  --set PATH=VALUE  override a config key by dotted path (jobs.0.epochs=1,\n"
      "                    cluster.groups.1.slowdown=4); repeatable\n"
      "  --report FILE     write the run report as JSON (docs/REPORT.md)\n"
@@ -201,7 +210,9 @@ const command_registrar reg{
      "  --listen H:P      accept agents (troupe agent --join H:P) on this address; port 0\n"
      "                    picks a free one (logged as [agents] listening for agents on H:P)\n"
      "  --wait-agents N   with --listen: start the jobs once N agents joined (at most\n"
-     "                    --agent-wait seconds, default 60; then exit 1)\n\n"
+     "                    --agent-wait seconds, default 60; then exit 1)\n"
+     "  --token T         agents must bring this join token (also TROUPE_TOKEN); needed for a\n"
+     "                    --listen address beyond loopback, unless --insecure\n\n"
      "exit: 0 every job completed, 2 bad input (nothing trained), 1 a job failed",
      run}};
 

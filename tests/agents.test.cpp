@@ -208,6 +208,30 @@ TEST_CASE("agents started by Slurm or torchrun find the run from the launcher's 
   CHECK(torchrun.wait_for_exit(30) == 0);
 }
 
+TEST_CASE("a run with a join token refuses agents without it, and never shows it") {
+  auto args = run_args(1);
+  args.insert(args.end(), {"--token", "tok-7f3a9c"});
+  troupe_process run(scratch, "run-token", args);
+  const auto join = start_run(run);
+  troupe_process none(scratch, "none", agent_args(join, "n1", "g1"), {"env", "-u", "TROUPE_TOKEN"});
+  auto wrong_args = agent_args(join, "w1", "g1");
+  wrong_args.insert(wrong_args.end(), {"--token", "tok-0000"});
+  troupe_process wrong(scratch, "wrong", wrong_args);
+  CHECK(none.wait_for_exit(30) == 2);
+  CHECK(none.err().find("this run needs a join token") != std::string::npos);
+  CHECK(wrong.wait_for_exit(30) == 2);
+  CHECK(wrong.err().find("the join token does not match") != std::string::npos);
+  troupe_process right(scratch, "right", agent_args(join, "r1", "g1"),
+                       {"env", "TROUPE_TOKEN=tok-7f3a9c"});
+  CHECK(run.wait_for_exit(120) == 0);
+  CHECK(right.wait_for_exit(30) == 0);
+  CHECK(run.out().find("joined: agent r1") != std::string::npos);
+  for (const auto* p : {&run, &none, &wrong, &right}) {
+    CHECK(p->out().find("tok-") == std::string::npos);
+    CHECK(p->err().find("tok-") == std::string::npos);
+  }
+}
+
 TEST_CASE("agent and listener flags: bad input exits 2 naming the flag") {
   struct row {
     std::vector<std::string> args;
@@ -219,6 +243,7 @@ TEST_CASE("agent and listener flags: bad input exits 2 naming the flag") {
       {{"agent", "--join", "127.0.0.1:7000", "--count", "0"}, "--count: expected a count"},
       {{"run", write_config(), "--listen", "127.0.0.1:99999"}, "--listen: expected HOST:PORT"},
       {{"run", write_config(), "--wait-agents", "2"}, "--wait-agents needs --listen"},
+      {{"run", write_config(), "--listen", "0.0.0.0:0"}, "needs a join token"},
   };
   for (const auto& r : rows) {
     CAPTURE(r.says);
@@ -239,6 +264,12 @@ TEST_CASE("a partitioned agent is seen lost, and rejoins as a new member when th
   auto args = run_args(2);
   args[3] = net.control() + ":0";
   args[7] = "180";  // --agent-wait: the run outlives the cuts
+  // Beyond loopback a listener needs a join token.
+  args.insert(args.end(), {"--token", "partition-test"});
+  const auto with_token = [](std::vector<std::string> a) {
+    a.insert(a.end(), {"--token", "partition-test"});
+    return a;
+  };
   troupe_process run(scratch, "run-ns", args, net.exec_in_a());
   REQUIRE(run.wait_for_text("listening for agents on " + net.control() + ":", 30));
   const auto out = run.out();
@@ -247,7 +278,7 @@ TEST_CASE("a partitioned agent is seen lost, and rejoins as a new member when th
   const auto join = out.substr(at, out.find('\n', at) - at);
   auto p1_args = agent_args(join, "p1", "g1");
   p1_args.back() = "60";  // --join-timeout: longer than the cuts
-  troupe_process p1(scratch, "p1", p1_args, net.exec_in_b());
+  troupe_process p1(scratch, "p1", with_token(p1_args), net.exec_in_b());
   REQUIRE(run.wait_for_text("joined: agent p1", 30));
 
   // A silent drop: the heartbeat times out on both sides; healed, the agent joins again.
@@ -266,7 +297,7 @@ TEST_CASE("a partitioned agent is seen lost, and rejoins as a new member when th
   CHECK(run.wait_for_text("joined: agent p1", 1, 3));
 
   // A second agent completes the run's wait: it trains and both agents are released.
-  troupe_process p2(scratch, "p2", agent_args(join, "p2", "g2"), net.exec_in_b());
+  troupe_process p2(scratch, "p2", with_token(agent_args(join, "p2", "g2")), net.exec_in_b());
   CHECK(run.wait_for_exit(120) == 0);
   CHECK(p1.wait_for_exit(30) == 0);
   CHECK(p2.wait_for_exit(30) == 0);
