@@ -62,8 +62,16 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
     st->joined_at.erase(member);
     if (const auto gone = st->roster.leave(member)) {
       const double joined_s = std::chrono::duration<double>(caf::make_timestamp() - since).count();
-      log("lost " + describe(gone->hello) + " after " + std::to_string(joined_s) +
-          " s: " + failure_text(self->system(), d.reason));
+      const auto why = failure_text(self->system(), d.reason);
+      log("lost " + describe(gone->hello) + " after " + std::to_string(joined_s) + " s: " + why);
+      if (options.records) {
+        std::lock_guard<std::mutex> lock(options.records->mu);
+        for (auto& r : options.records->list)
+          if (r.member == member) {
+            r.lost_s = seconds_since(options.t0);
+            r.lost_reason = why;
+          }
+      }
     }
   });
   return {
@@ -81,6 +89,20 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
         st->handles[a.member] = sender;
         st->joined_at[a.member] = caf::make_timestamp();
         log("joined: " + describe(h));
+        if (options.records) {
+          agent_report r;
+          r.name = h.name;
+          r.group = h.group;
+          r.device = name_of(h.device);
+          r.count = h.count;
+          r.threads = h.threads;
+          r.host = h.host.substr(0, 64);
+          r.pid = h.pid;
+          r.member = a.member;
+          r.joined_s = seconds_since(options.t0);
+          std::lock_guard<std::mutex> lock(options.records->mu);
+          options.records->list.push_back(std::move(r));
+        }
         answer_waiting(*st);
         return a;
       },

@@ -12,9 +12,14 @@
 //                             timeout is the caller's deadline
 //   4 agent_bye_atom       -> every joined agent gets agent_bye_atom; the registry quits
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "actors/caf_compat.hpp"
+#include "actors/report.hpp"
+#include "core/clock.hpp"
 
 namespace troupe::actors {
 
@@ -26,10 +31,18 @@ const char* troupe_version();
 // never looks lost.
 void use_agent_middleman(caf::actor_system_config& cfg);
 
+// Every join and loss, for the run report; written by the registry, read by whoever holds it.
+struct agent_records {
+  std::mutex mu;
+  std::vector<agent_report> list;
+};
+
 struct agent_registry_options {
   std::string version;                          // what agents must speak
   std::string token;                            // what agents must bring ("": nothing)
   std::function<void(const std::string&)> log;  // one line per join, refusal and loss
+  std::shared_ptr<agent_records> records;       // optional
+  steady::time_point t0 = steady::now();        // the run's start, for records' times
 };
 
 caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_options options);

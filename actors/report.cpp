@@ -91,6 +91,17 @@ nlohmann::json to_json(const run_report& r) {
     if (g.row_seconds > 0) one["row_seconds"] = g.row_seconds;
     groups.push_back(one);
   }
+  nlohmann::json agents = nlohmann::json::array();
+  for (const auto& a : r.agents) {
+    nlohmann::json one = {{"name", a.name},   {"group", a.group},     {"device", a.device},
+                          {"count", a.count}, {"threads", a.threads}, {"host", a.host},
+                          {"pid", a.pid},     {"member", a.member},   {"joined_s", a.joined_s}};
+    if (a.lost_s) {
+      one["lost_s"] = *a.lost_s;
+      one["lost_reason"] = a.lost_reason;
+    }
+    agents.push_back(one);
+  }
   nlohmann::json schedule = nlohmann::json::array();
   for (const auto& e : r.cluster.schedule)
     schedule.push_back({{"at_s", e.at_s}, {"job", e.job}, {"event", e.what}, {"groups", e.groups}});
@@ -100,6 +111,7 @@ nlohmann::json to_json(const run_report& r) {
             {"devices", r.cluster.devices},
             {"wall_seconds", r.cluster.wall_seconds},
             {"schedule", schedule}}},
+          {"agents", agents},
           {"peak_rss_bytes", r.peak_rss_bytes}};
 }
 

@@ -127,9 +127,25 @@ struct cluster_report {
   std::vector<schedule_event> schedule;
 };
 
+// An agent that joined a listening run (`troupe run --listen`), one entry per join.
+struct agent_report {
+  std::string name;
+  std::string group;
+  std::string device;
+  int count = 1;
+  int threads = 1;
+  std::string host;  // as the agent says
+  std::int64_t pid = 0;
+  std::int64_t member = 0;       // the join's number in this run, from 1
+  double joined_s = 0.0;         // since the run began
+  std::optional<double> lost_s;  // none: joined until the run's end
+  std::string lost_reason;
+};
+
 struct run_report {
   std::vector<job_report> jobs;
   cluster_report cluster;
+  std::vector<agent_report> agents;  // in join order
   // The process's peak resident set when the jobs ended (getrusage's ru_maxrss): datasets,
   // parameters, optimizer state, per-worker buffers and the runtime itself, all jobs together.
   std::uint64_t peak_rss_bytes = 0;

@@ -38,6 +38,7 @@ struct runtime::impl {
   caf::actor tm;
   caf::actor registry;  // with opts.listen
   std::uint16_t port = 0;
+  std::shared_ptr<actors::agent_records> agents;
   bool started = false;
 };
 
@@ -52,15 +53,18 @@ bool is_loopback(const std::string& host) {
 struct listener {
   caf::actor registry;
   std::uint16_t port = 0;
+  std::shared_ptr<actors::agent_records> records = std::make_shared<actors::agent_records>();
 };
 
 listener listen_for_agents(caf::actor_system& sys, const runtime_options& opts,
-                           const caf::actor& hub) {
+                           const caf::actor& hub, steady::time_point t0) {
   listener out;
   const auto [host, port, from] = parse_join(opts.listen, "--listen", true);
   actors::agent_registry_options o;
   o.version = actors::troupe_version();
   o.token = opts.join_token;
+  o.records = out.records;
+  o.t0 = t0;
   o.log = [hub](const std::string& line) {
     caf::anon_send(hub, msg::log_line{0, 0, "agents", line});
   };
@@ -153,14 +157,16 @@ void runtime::start() {
   actors::task_manager_options tmo;
   tmo.cluster = impl_->cfg.cluster;
   tmo.metrics_hub = impl_->hub;
-  tmo.run_t0 = steady::now();
+  const auto tmo_t0 = steady::now();
+  tmo.run_t0 = tmo_t0;
   tmo.step_deadline_seconds = impl_->opts.step_deadline_seconds;
   tmo.resume_dir = impl_->opts.resume_dir;
   impl_->tm = impl_->sys->spawn(actors::task_manager, std::move(tmo));
   if (!impl_->opts.listen.empty()) {
-    const auto l = listen_for_agents(*impl_->sys, impl_->opts, impl_->hub);
+    const auto l = listen_for_agents(*impl_->sys, impl_->opts, impl_->hub, tmo_t0);
     impl_->registry = l.registry;
     impl_->port = l.port;
+    impl_->agents = l.records;
   }
   for (const auto& j : impl_->cfg.jobs) {
     auto req = std::make_shared<actors::job_request>();
@@ -200,6 +206,10 @@ run_report runtime::wait() {
       .receive([](bool) {}, [](caf::error&) {});
   // The run is over: joined agents exit instead of waiting to rejoin.
   if (impl_->registry) caf::anon_send(impl_->registry, msg::agent_bye_atom_v);
+  if (impl_->agents) {
+    std::lock_guard<std::mutex> lock(impl_->agents->mu);
+    out.agents = impl_->agents->list;
+  }
   return out;
 }
 

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 #include <memory>
 #include <regex>
@@ -150,7 +152,10 @@ TEST_CASE("an agent joins a listening run, which then trains; the run's end rele
 }
 
 TEST_CASE("a taken group is refused with exit 2; a killed agent is seen lost; others still join") {
-  troupe_process run(scratch, "run2", run_args(2));
+  const auto report = scratch / "run2-report.json";
+  auto args = run_args(2);
+  args.insert(args.end(), {"--report", report.string()});
+  troupe_process run(scratch, "run2", args);
   const auto join = start_run(run);
   const auto first = joined(run, join, "a1", "g1");
   troupe_process twin(scratch, "twin", agent_args(join, "a2", "g1"));
@@ -165,6 +170,21 @@ TEST_CASE("a taken group is refused with exit 2; a killed agent is seen lost; ot
   CHECK(second.wait_for_exit(30) == 0);
   CHECK(third.wait_for_exit(30) == 0);
   CHECK(run.out().find("refused agent 'a2'") != std::string::npos);
+  // The report lists every join: a1 lost (with why), then a3 and a4 joined to the end.
+  nlohmann::json j;
+  std::ifstream(report) >> j;
+  const auto& agents = j.at("agents");
+  REQUIRE(agents.size() == 3);
+  CHECK(agents[0]["name"] == "a1");
+  CHECK(agents[0]["member"] == 1);
+  CHECK(agents[0]["lost_reason"].get<std::string>().find("remote_link_unreachable") !=
+        std::string::npos);
+  CHECK(agents[0]["lost_s"].get<double>() >= agents[0]["joined_s"].get<double>());
+  for (int i : {1, 2}) {
+    CHECK(agents[i]["member"].get<int>() > 1);
+    CHECK_FALSE(agents[i].contains("lost_s"));
+    CHECK(agents[i]["device"] == "cpu");
+  }
 }
 
 TEST_CASE("a stopped agent is seen lost by the heartbeat") {
