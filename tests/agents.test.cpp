@@ -10,7 +10,6 @@
 
 #include <fstream>
 #include <memory>
-#include <regex>
 
 #include "tests/process_support.hpp"
 
@@ -31,14 +30,18 @@ std::string write_config() {
   return path.string();
 }
 
-// `troupe run` listening on a free loopback port, waiting for `agents`; returns its port.
-std::string start_run(troupe_process& run) {
-  REQUIRE(run.wait_for_text("listening for agents on 127.0.0.1:", 30));
-  std::smatch m;
+// The HOST:PORT a listening `troupe run` logged (`host` as given to --listen).
+std::string listened_address(const troupe_process& run, const std::string& host) {
+  const std::string said = "listening for agents on " + host + ":";
+  REQUIRE(run.wait_for_text(said, 30));
   const std::string out = run.out();
-  REQUIRE(
-      std::regex_search(out, m, std::regex("listening for agents on (127\\.0\\.0\\.1:[0-9]+)")));
-  return m[1];
+  const auto at = out.find(said) + said.size() - host.size() - 1;
+  return out.substr(at, out.find('\n', at) - at);
+}
+
+// `troupe run` listening on a free loopback port; returns where agents join it.
+std::string start_run(troupe_process& run) {
+  return listened_address(run, "127.0.0.1");
 }
 
 std::vector<std::string> run_args(int agents) {
@@ -291,11 +294,7 @@ TEST_CASE("a partitioned agent is seen lost, and rejoins as a new member when th
     return a;
   };
   troupe_process run(scratch, "run-ns", args, net.exec_in_a());
-  REQUIRE(run.wait_for_text("listening for agents on " + net.control() + ":", 30));
-  const auto out = run.out();
-  const auto at =
-      out.find("listening for agents on ") + std::string("listening for agents on ").size();
-  const auto join = out.substr(at, out.find('\n', at) - at);
+  const auto join = listened_address(run, net.control());
   auto p1_args = agent_args(join, "p1", "g1");
   p1_args.back() = "60";  // --join-timeout: longer than the cuts
   troupe_process p1(scratch, "p1", with_token(p1_args), net.exec_in_b());
