@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -68,23 +69,17 @@ session_end join_once(caf::actor_system& sys, const agent_options& o, const std:
   log("joined " + where + " as member " + std::to_string(answer.member) + ": " + describe(h));
 
   self->monitor(registry);
-  for (;;) {
-    bool done = false;
-    session_end end = session_end::lost;
-    self->receive(
-        [&](msg::agent_bye_atom) {
-          end = session_end::bye;
-          done = true;
-        },
-        [&](const caf::down_msg& d) {
-          if (d.source != registry.address()) return;
-          why = failure_text(sys, d.reason);
-          done = true;
-        },
-        // Anything else a remote peer sends is not ours to act on.
-        [&](caf::message&) {});
-    if (done) return end;
-  }
+  std::optional<session_end> end;
+  while (!end)
+    self->receive([&](msg::agent_bye_atom) { end = session_end::bye; },
+                  [&](const caf::down_msg& d) {
+                    if (d.source != registry.address()) return;
+                    why = failure_text(sys, d.reason);
+                    end = session_end::lost;
+                  },
+                  // Anything else a remote peer sends is not ours to act on.
+                  [&](caf::message&) {});
+  return *end;
 }
 
 }  // namespace

@@ -16,9 +16,12 @@ struct registry_state {
   registry_state(std::string version, std::string token)
       : roster(std::move(version), std::move(token)) {}
   agent_roster roster;
-  std::map<caf::actor_addr, std::int64_t> member_of;  // the agent's actor -> its member number
-  std::map<std::int64_t, caf::actor> handles;
-  std::map<std::int64_t, caf::timestamp> joined_at;
+  struct watched {
+    std::int64_t member = 0;
+    caf::actor handle;
+    steady::time_point joined;
+  };
+  std::map<caf::actor_addr, watched> joined;                            // by the agent's actor
   std::vector<std::pair<std::int32_t, caf::response_promise>> waiting;  // (agents wanted, who)
 };
 
@@ -53,15 +56,13 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
   };
   // Edge 2.
   self->set_down_handler([=](const caf::down_msg& d) {
-    const auto it = st->member_of.find(d.source);
-    if (it == st->member_of.end()) return;
-    const auto member = it->second;
-    st->member_of.erase(it);
-    st->handles.erase(member);
-    const auto since = st->joined_at[member];
-    st->joined_at.erase(member);
+    const auto it = st->joined.find(d.source);
+    if (it == st->joined.end()) return;
+    const auto w = it->second;
+    st->joined.erase(it);
+    const auto member = w.member;
     if (const auto gone = st->roster.leave(member)) {
-      const double joined_s = std::chrono::duration<double>(caf::make_timestamp() - since).count();
+      const double joined_s = seconds_since(w.joined);
       const auto why = failure_text(self->system(), d.reason);
       log("lost " + describe(gone->hello) + " after " + std::to_string(joined_s) + " s: " + why);
       if (options.records) {
@@ -85,9 +86,7 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
           return a;
         }
         self->monitor(sender);
-        st->member_of[sender.address()] = a.member;
-        st->handles[a.member] = sender;
-        st->joined_at[a.member] = caf::make_timestamp();
+        st->joined[sender.address()] = {a.member, sender, steady::now()};
         log("joined: " + describe(h));
         if (options.records) {
           agent_report r;
@@ -116,7 +115,7 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
       },
       // Edge 4.
       [=](msg::agent_bye_atom) {
-        for (const auto& [member, h] : st->handles) self->send(h, msg::agent_bye_atom_v);
+        for (const auto& [addr, w] : st->joined) self->send(w.handle, msg::agent_bye_atom_v);
         self->quit();
       },
   };

@@ -74,8 +74,8 @@ TEST_CASE("agent roster: a run with a join token admits only agents that bring i
 TEST_CASE("agent roster: a log line names the agent, its group and where it runs") {
   auto h = hello("a1", "g1");
   h.count = 2;
-  h.host = std::string(500, 'x');  // from the network: cut, not echoed whole
+  h.host = std::string(500, 'h');  // from the network: cut, not echoed whole
   const auto line = actors::describe(h);
-  CHECK(line.find("agent a1 (group g1: 2 cpu devices, 1 thread each, host xxx") == 0);
+  CHECK(line.find("agent a1 (group g1: 2 cpu devices, 1 thread each, host hhh") == 0);
   CHECK(line.size() < 200);
 }

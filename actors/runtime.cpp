@@ -44,10 +44,6 @@ struct runtime::impl {
 
 namespace {
 
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 // Publishes the agent registry on opts.listen and, with wait_agents, blocks until that many
 // agents joined (throwing runtime_failure at the deadline).
 struct listener {

@@ -33,6 +33,7 @@
 #include "apps/bench_run.hpp"
 #include "apps/command.hpp"
 #include "core/error.hpp"
+#include "core/fault_spec.hpp"
 #include "core/median.hpp"
 
 namespace troupe::apps {
@@ -73,12 +74,13 @@ std::string config_yaml(std::int64_t steps, const std::string& fault) {
   return y.str();
 }
 
-// "kill:pair/0@50" as the YAML map a faults entry is.
-std::string fault_yaml(const std::string& kind, std::int64_t at) {
-  if (kind == "partition")
-    return "{step: " + std::to_string(at) +
-           ", action: partition, target: pair, until_step: " + std::to_string(at + 5) + "}";
-  return "{step: " + std::to_string(at) + ", action: " + kind + ", target: pair/0}";
+// A fault spec ("kill:pair/0@50") as the YAML map a faults entry is.
+std::string fault_yaml(const std::string& spec) {
+  const auto f = config::parse_fault(spec, "--classes");
+  std::string y = "{step: " + std::to_string(f.step) + ", action: " + name_of(f.action) +
+                  ", target: " + f.target;
+  if (f.until_step >= 0) y += ", until_step: " + std::to_string(f.until_step);
+  return y + "}";
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -200,8 +202,8 @@ int run(const std::vector<std::string>& argv) {
     std::map<std::string, std::int64_t> classes;
     std::int64_t lost = 0;
     for (long long r = 0; r < runs; ++r) {
-      const auto run = run_one_job(config_yaml(steps, fault_yaml(kind, at)), "bench-faults.yaml",
-                                   opts, "bench faults");
+      const auto run = run_one_job(config_yaml(steps, fault_yaml(fault_spec(kind, at))),
+                                   "bench-faults.yaml", opts, "bench faults");
       const auto& f = run.job.faults;
       detect.insert(detect.end(), f.detect_ms.begin(), f.detect_ms.end());
       recovery.insert(recovery.end(), f.recovery_ms.begin(), f.recovery_ms.end());

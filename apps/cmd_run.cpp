@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,6 +21,7 @@
 #include "core/config_load.hpp"
 #include "core/error.hpp"
 #include "core/fault_spec.hpp"
+#include "core/launcher_env.hpp"
 
 namespace troupe::apps {
 namespace {
@@ -150,11 +150,7 @@ int run(const std::vector<std::string>& argv) {
   opts.listen = a.get_or("listen", "");
   opts.wait_agents = static_cast<int>(a.get_int("wait-agents", 0));
   opts.agent_wait_seconds = a.get_double("agent-wait", 60.0);
-  if (const auto t = a.get("token")) {
-    opts.join_token = *t;
-  } else if (const char* t = std::getenv("TROUPE_TOKEN")) {
-    opts.join_token = t;
-  }
+  opts.join_token = a.get("token").value_or(process_env()("TROUPE_TOKEN").value_or(""));
   opts.insecure = a.has("insecure");
   if (opts.wait_agents < 0 || opts.wait_agents > 4096 || !(opts.agent_wait_seconds > 0))
     throw input_error("--wait-agents must be 0 to 4096 and --agent-wait positive");

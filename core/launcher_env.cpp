@@ -27,6 +27,10 @@ join_address parse_join(const std::string& text, const std::string& from, bool a
   return {text.substr(0, colon), static_cast<std::uint16_t>(n), from};
 }
 
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 std::string first_slurm_host(const std::string& nodelist) {
   const auto bad = [&]() -> std::string {
     throw input_error("SLURM_STEP_NODELIST: cannot read a host from '" + nodelist.substr(0, 80) +

@@ -32,6 +32,9 @@ join_address resolve_join(const std::optional<std::string>& flag, const env_look
 // free one"). Throws input_error naming `from`.
 join_address parse_join(const std::string& text, const std::string& from, bool any_port = false);
 
+// Whether a listener on `host` is reachable from this machine only (127.x, ::1, localhost).
+bool is_loopback(const std::string& host);
+
 // The first host of a Slurm node list: "node[01-04,07],gpu3" -> "node01", "gpu3" -> "gpu3".
 // Throws input_error on an empty or malformed list.
 std::string first_slurm_host(const std::string& nodelist);
