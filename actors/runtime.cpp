@@ -5,9 +5,9 @@
 #include <chrono>
 
 #include <caf/exit_reason.hpp>
-#include <caf/io/middleman.hpp>
 #include <caf/send.hpp>
 
+#include "actors/agent_listener.hpp"
 #include "actors/agent_registry.hpp"
 #include "actors/caf_compat.hpp"
 #include "actors/metrics_hub.hpp"
@@ -41,60 +41,6 @@ struct runtime::impl {
   std::shared_ptr<actors::agent_records> agents;
   bool started = false;
 };
-
-namespace {
-
-// Publishes the agent registry on opts.listen and, with wait_agents, blocks until that many
-// agents joined (throwing runtime_failure at the deadline).
-struct listener {
-  caf::actor registry;
-  std::uint16_t port = 0;
-  std::shared_ptr<actors::agent_records> records = std::make_shared<actors::agent_records>();
-};
-
-listener listen_for_agents(caf::actor_system& sys, const runtime_options& opts,
-                           const caf::actor& hub, steady::time_point t0) {
-  listener out;
-  const auto [host, port, from] = parse_join(opts.listen, "--listen", true);
-  actors::agent_registry_options o;
-  o.version = actors::troupe_version();
-  o.token = opts.join_token;
-  o.records = out.records;
-  o.t0 = t0;
-  o.log = [hub](const std::string& line) {
-    caf::anon_send(hub, msg::log_line{0, 0, "agents", line});
-  };
-  out.registry = sys.spawn(actors::agent_registry, std::move(o));
-  auto bound = sys.middleman().publish(out.registry, port, host.c_str(), true);
-  if (!bound) {
-    caf::anon_send_exit(out.registry, caf::exit_reason::user_shutdown);
-    throw runtime_failure("--listen " + opts.listen +
-                          ": cannot listen: " + actors::failure_text(sys, bound.error()));
-  }
-  out.port = *bound;
-  caf::anon_send(hub,
-                 msg::log_line{0, 0, "agents",
-                               "listening for agents on " + host + ":" + std::to_string(out.port)});
-  if (opts.join_token.empty() && !is_loopback(host))
-    caf::anon_send(hub, msg::log_line{0, 0, "agents",
-                                      "warning: --insecure: any host that reaches " + host + ":" +
-                                          std::to_string(out.port) + " may join, without a token"});
-  if (opts.wait_agents <= 0) return out;
-  caf::scoped_actor self{sys};
-  std::string failure;
-  self->request(out.registry, actors::to_timespan(opts.agent_wait_seconds), msg::agents_atom_v,
-                static_cast<std::int32_t>(opts.wait_agents))
-      .receive([](std::int32_t) {}, [&](caf::error& e) { failure = actors::failure_text(sys, e); });
-  if (!failure.empty()) {
-    caf::anon_send(out.registry, msg::agent_bye_atom_v);
-    throw runtime_failure("waited " + std::to_string(opts.agent_wait_seconds) + " s for " +
-                          std::to_string(opts.wait_agents) + " agents to join " + host + ":" +
-                          std::to_string(out.port) + ": " + failure);
-  }
-  return out;
-}
-
-}  // namespace
 
 runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make_unique<impl>()) {
   if (cfg.cluster.groups.empty()) throw input_error(cfg.source + ": cluster.groups is empty");
@@ -159,7 +105,16 @@ void runtime::start() {
   tmo.resume_dir = impl_->opts.resume_dir;
   impl_->tm = impl_->sys->spawn(actors::task_manager, std::move(tmo));
   if (!impl_->opts.listen.empty()) {
-    const auto l = listen_for_agents(*impl_->sys, impl_->opts, impl_->hub, tmo_t0);
+    actors::agent_listen_options lo;
+    lo.address = impl_->opts.listen;
+    lo.token = impl_->opts.join_token;
+    lo.wait_agents = impl_->opts.wait_agents;
+    lo.wait_seconds = impl_->opts.agent_wait_seconds;
+    lo.t0 = tmo_t0;
+    lo.log = [hub = impl_->hub](const std::string& line) {
+      caf::anon_send(hub, msg::log_line{0, 0, "agents", line});
+    };
+    const auto l = actors::listen_for_agents(*impl_->sys, lo);
     impl_->registry = l.registry;
     impl_->port = l.port;
     impl_->agents = l.records;

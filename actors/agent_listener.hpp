@@ -1,0 +1,33 @@
+#pragma once
+// A run's door for agents, brought up: the agent_registry spawned and published on the
+// middleman at `address`, and, with `wait_agents`, the wait until that many joined. The
+// runtime calls it from start() when runtime_options::listen is set.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "actors/agent_registry.hpp"
+
+namespace troupe::actors {
+
+struct agent_listen_options {
+  std::string address;  // HOST:PORT (port 0: a free one)
+  std::string token;    // the join token ("": none)
+  int wait_agents = 0;
+  double wait_seconds = 60.0;
+  std::function<void(const std::string&)> log;
+  steady::time_point t0 = steady::now();  // the run's start
+};
+
+struct agent_listener {
+  caf::actor registry;
+  std::uint16_t port = 0;
+  std::shared_ptr<agent_records> records = std::make_shared<agent_records>();
+};
+
+// Throws runtime_failure when the address cannot be bound, or when fewer than wait_agents
+// joined within wait_seconds (the registry is then told to send its agents away).
+agent_listener listen_for_agents(caf::actor_system& sys, const agent_listen_options& options);
+
+}  // namespace troupe::actors
