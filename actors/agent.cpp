@@ -14,22 +14,20 @@
 #include "actors/agent_registry.hpp"
 #include "actors/agent_roster.hpp"
 #include "actors/caf_compat.hpp"
+#include "actors/worker_host.hpp"
+#include "collectives/store_actor.hpp"
 #include "core/clock.hpp"
+#include "core/host_address.hpp"
 
 namespace troupe::actors {
 namespace {
-
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
 
 enum class session_end { bye, lost, refused, unreachable };
 
 // One attempt: connect, hello, then stay joined until the run ends or the link is lost.
 session_end join_once(caf::actor_system& sys, const agent_options& o, const std::string& where,
-                      const std::function<void(const std::string&)>& log, std::string& why) {
+                      worker_hosts& hosts, const std::function<void(const std::string&)>& log,
+                      std::string& why) {
   caf::scoped_actor self{sys};
   const auto attempt = to_timespan(o.attempt_seconds);
   caf::actor registry;
@@ -77,6 +75,12 @@ session_end join_once(caf::actor_system& sys, const agent_options& o, const std:
                     why = failure_text(sys, d.reason);
                     end = session_end::lost;
                   },
+                  // A worker of the run computes on a device of this group.
+                  [&](const msg::host_worker& w) {
+                    const auto to = caf::actor_cast<caf::actor>(self->current_sender());
+                    const auto a = hosts.host(w);
+                    if (to) self->send(to, a);
+                  },
                   // Anything else a remote peer sends is not ours to act on.
                   [&](caf::message&) {});
   return *end;
@@ -87,17 +91,30 @@ session_end join_once(caf::actor_system& sys, const agent_options& o, const std:
 int run_agent(const agent_options& o, const std::function<void(const std::string&)>& log) {
   caf::actor_system_config cfg;
   register_types(cfg);
+  collectives::add_store_types(cfg);
   use_agent_middleman(cfg);
   cfg.set("scheduler.policy", caf::atom("sharing"));
   caf::actor_system sys{cfg};
   const std::string where = o.host + ":" + std::to_string(o.port);
+  // The interface tcp data links bind on: the one that routes to the control process.
+  std::string data_host = o.data_host;
+  if (data_host.empty()) {
+    try {
+      data_host = local_address_towards(o.host);
+    } catch (const std::exception& e) {
+      log(std::string(e.what()) + "; data links bind on 127.0.0.1");
+      data_host = "127.0.0.1";
+    }
+  }
+  worker_hosts hosts{sys, data_host, log};
 
   stopwatch since_joined;
   double backoff = o.backoff_seconds;
   std::string last_why;
   for (;;) {
     std::string why;
-    const auto end = join_once(sys, o, where, log, why);
+    const auto end = join_once(sys, o, where, hosts, log, why);
+    if (end != session_end::unreachable) hosts.end_all("the session with " + where + " ended");
     switch (end) {
       case session_end::bye:
         log("the run at " + where + " is over; exiting");

@@ -6,8 +6,8 @@
 // member). A refusal (another version, a name or group already taken) ends it with exit 2:
 // trying again cannot help.
 //
-// What it does not do yet: host the group's device workers. The control process still trains
-// on its in-process cluster; joined agents are listed, watched and logged.
+// While joined it computes for the run's workers of its group: each host_worker builds a device
+// and a model here and serves that worker's steps over a data-plane link (actors/worker_host.hpp).
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -25,6 +25,8 @@ struct agent_options {
   int count = 1;
   int threads = 1;
   std::string token;  // the run's join token, if it has one
+  // The interface tcp data links bind on ("": the one that routes to the control process).
+  std::string data_host;
   // Give up when no join succeeded for this long (at start, or after losing the control
   // process); each connect or hello waits at most attempt_seconds.
   double join_timeout_seconds = 60.0;

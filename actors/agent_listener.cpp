@@ -19,6 +19,8 @@ agent_listener listen_for_agents(caf::actor_system& sys, const agent_listen_opti
   o.records = out.records;
   o.t0 = options.t0;
   o.log = options.log;
+  o.groups = options.groups;
+  o.directory = options.directory;
   out.registry = sys.spawn(agent_registry, std::move(o));
   auto bound = sys.middleman().publish(out.registry, where.port, where.host.c_str(), true);
   if (!bound) {
@@ -31,6 +33,7 @@ agent_listener listen_for_agents(caf::actor_system& sys, const agent_listen_opti
   log("listening for agents on " + at);
   if (options.token.empty() && !is_loopback(where.host))
     log("warning: --insecure: any host that reaches " + at + " may join, without a token");
+  if (options.on_listening) options.on_listening(out.port);
   if (options.wait_agents <= 0) return out;
   caf::scoped_actor self{sys};
   std::string failure;

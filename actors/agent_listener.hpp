@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "actors/agent_registry.hpp"
 
@@ -17,6 +18,10 @@ struct agent_listen_options {
   int wait_agents = 0;
   double wait_seconds = 60.0;
   std::function<void(const std::string&)> log;
+  std::vector<expected_group> groups;          // the config's agent groups (empty: any group)
+  std::shared_ptr<agent_directory> directory;  // filled as agents join (optional)
+  // Called once the port is bound, before the wait: where `troupe run` starts its child agents.
+  std::function<void(std::uint16_t port)> on_listening;
   steady::time_point t0 = steady::now();  // the run's start
 };
 

@@ -13,8 +13,8 @@ namespace troupe::actors {
 namespace {
 
 struct registry_state {
-  registry_state(std::string version, std::string token)
-      : roster(std::move(version), std::move(token)) {}
+  registry_state(std::string version, std::string token, std::vector<expected_group> groups)
+      : roster(std::move(version), std::move(token), std::move(groups)) {}
   agent_roster roster;
   struct watched {
     std::int64_t member = 0;
@@ -50,7 +50,7 @@ void use_agent_middleman(caf::actor_system_config& cfg) {
 }
 
 caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_options options) {
-  auto st = std::make_shared<registry_state>(options.version, options.token);
+  auto st = std::make_shared<registry_state>(options.version, options.token, options.groups);
   auto log = [options](const std::string& line) {
     if (options.log) options.log(line);
   };
@@ -64,6 +64,7 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
     if (const auto gone = st->roster.leave(member)) {
       const double joined_s = seconds_since(w.joined);
       const auto why = failure_text(self->system(), d.reason);
+      if (options.directory) options.directory->lose(member, why);
       log("lost " + describe(gone->hello) + " after " + std::to_string(joined_s) + " s: " + why);
       if (options.records) {
         std::lock_guard<std::mutex> lock(options.records->mu);
@@ -88,6 +89,14 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
         self->monitor(sender);
         st->joined[sender.address()] = {a.member, sender, steady::now()};
         log("joined: " + describe(h));
+        if (options.directory) {
+          hosted_group g;
+          g.agent = sender;
+          g.agent_name = h.name;
+          g.host = h.host;
+          g.member = a.member;
+          options.directory->put(h.group, std::move(g));
+        }
         if (options.records) {
           agent_report r;
           r.name = h.name;

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "actors/agent_directory.hpp"
+#include "actors/agent_roster.hpp"
 #include "actors/caf_compat.hpp"
 #include "actors/report.hpp"
 #include "core/clock.hpp"
@@ -42,7 +44,10 @@ struct agent_registry_options {
   std::string token;                            // what agents must bring ("": nothing)
   std::function<void(const std::string&)> log;  // one line per join, refusal and loss
   std::shared_ptr<agent_records> records;       // optional
-  steady::time_point t0 = steady::now();        // the run's start, for records' times
+  std::vector<expected_group> groups;           // the config's agent groups (empty: any)
+  // Where the run's workers find the agent of their group (optional).
+  std::shared_ptr<agent_directory> directory;
+  steady::time_point t0 = steady::now();  // the run's start, for records' times
 };
 
 caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_options options);

@@ -43,6 +43,20 @@ msg::agent_answer agent_roster::join(const msg::agent_hello& h) {
     return refuse("the group name must be 1 to 64 letters, digits, '_', '-' or '.'");
   if (h.count < 1 || h.count > 4096 || h.threads < 1 || h.threads > 4096)
     return refuse("count and threads must be between 1 and 4096");
+  if (!groups_.empty()) {
+    const auto g = std::find_if(groups_.begin(), groups_.end(),
+                                [&](const expected_group& e) { return e.name == h.group; });
+    if (g == groups_.end()) {
+      std::string names;
+      for (const auto& e : groups_) names += (names.empty() ? "" : ", ") + e.name;
+      return refuse("this run has no group '" + h.group +
+                    "' for an agent (its agent groups: " + names + ")");
+    }
+    if (g->device != h.device || g->count != h.count)
+      return refuse("group '" + h.group + "' is " + std::to_string(g->count) + " " +
+                    name_of(g->device) + " device(s) in the run's config; this agent offers " +
+                    std::to_string(h.count) + " " + name_of(h.device));
+  }
   for (const auto& j : agents_) {
     if (j.hello.name == h.name)
       return refuse("an agent named '" + h.name + "' has joined already (from " +

@@ -4,7 +4,9 @@
 //
 // An agent is admitted when it speaks this Troupe version, brings the run's join token (when the
 // run has one; compared in constant time, never echoed) and neither its name nor its group is
-// taken by an agent still joined. A lost agent (its process died, hung past the heartbeat
+// taken by an agent still joined. When the run's config names the groups that agents host
+// (`process: agent` or `separate`), only those may join, each with the config's device kind and
+// count. A lost agent (its process died, hung past the heartbeat
 // timeout, or was cut off) leaves the roster, so the same agent may join again as a new member.
 #include <cstdint>
 #include <optional>
@@ -15,6 +17,13 @@
 
 namespace troupe::actors {
 
+// A group of the config that an agent hosts.
+struct expected_group {
+  std::string name;
+  device_kind device = device_kind::cpu;
+  std::int32_t count = 1;
+};
+
 struct joined_agent {
   msg::agent_hello hello;
   std::int64_t member = 0;
@@ -22,8 +31,9 @@ struct joined_agent {
 
 class agent_roster {
  public:
-  explicit agent_roster(std::string version, std::string token = "")
-      : version_(std::move(version)), token_(std::move(token)) {}
+  explicit agent_roster(std::string version, std::string token = "",
+                        std::vector<expected_group> groups = {})
+      : version_(std::move(version)), token_(std::move(token)), groups_(std::move(groups)) {}
 
   // Admits `h` (accepted, with its member number) or refuses it, naming why.
   msg::agent_answer join(const msg::agent_hello& h);
@@ -36,6 +46,7 @@ class agent_roster {
  private:
   std::string version_;
   std::string token_;
+  std::vector<expected_group> groups_;  // empty: any group
   std::vector<joined_agent> agents_;
   std::int64_t next_member_ = 1;
 };

@@ -10,6 +10,7 @@
 #include "actors/fault_delay.hpp"
 #include "actors/job_stats.hpp"
 #include "actors/local_step.hpp"
+#include "actors/remote_device.hpp"
 #include "collectives/errors.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -222,10 +223,15 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
   st.setup = setup;
   // Edge 1 / 3.
   try {
-    st.device = devices::make_device(setup->device);
+    st.device = setup->remote ? make_remote_device(self->system(), *setup)
+                              : devices::make_device(setup->device);
     st.device->set_share(setup->job_name, setup->share->load());
     st.model = setup->prototype->clone();
     st.grad = std::make_shared<std::vector<float>>(st.model->param_count(), 0.0f);
+  } catch (const troupe::runtime_failure& e) {
+    // An agent that cannot be reached now may be back later: a crash, not bad input.
+    self->quit(runtime_failure(setup->device.name + ": " + e.what()));
+    return {};
   } catch (const std::exception& e) {
     self->quit(input_failure(setup->device.name + ": " + e.what()));
     return {};

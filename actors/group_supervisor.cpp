@@ -13,8 +13,21 @@ namespace {
 using self_ptr = stateful<group_state>*;
 
 caf::actor spawn_one(self_ptr self, const caf::actor& job, const msg::spawn_worker& spec,
-                     const msg::local_ref<worker_setup>& setup) {
+                     msg::local_ref<worker_setup> setup) {
   auto& st = self->state;
+  if (st.agents) {
+    // The agent that hosts the group now; a copy, since the job's setup is shared.
+    auto placed = std::make_shared<worker_setup>(*setup);
+    placed->remote = st.agents->find(st.group.name);
+    placed->rendezvous = st.agents->store();
+    if (!placed->remote) {
+      // No agent holds the group: the worker fails at once (the device cannot be reached).
+      placed->remote = hosted_group{};
+      placed->remote->agent_name = "(none)";
+      placed->remote->lost->abort("no agent hosts group '" + st.group.name + "'");
+    }
+    setup = msg::local_ref<worker_setup>{std::move(placed)};
+  }
   auto w = st.factory ? st.factory(self, job, spec, setup)
                       : spawn_detached(self, device_worker, job, spec, setup);
   self->monitor(w);
@@ -68,6 +81,12 @@ void on_failure(self_ptr self, const supervised_worker& w, std::optional<failure
 }  // namespace
 
 caf::behavior group_supervisor(stateful<group_state>* self, config::group_config group) {
+  return group_supervisor_with(self, std::move(group), nullptr, {});
+}
+
+caf::behavior remote_group_supervisor(stateful<group_state>* self, config::group_config group,
+                                      std::shared_ptr<const agent_directory> agents) {
+  self->state.agents = std::move(agents);
   return group_supervisor_with(self, std::move(group), nullptr, {});
 }
 

@@ -55,6 +55,7 @@ struct group_state {
   using key = std::pair<msg::job_id, std::int32_t>;  // job, rank
   config::group_config group;
   worker_factory factory;
+  std::shared_ptr<const agent_directory> agents;  // remote groups only
   std::map<caf::actor_addr, supervised_worker> workers;
   std::map<caf::actor_addr, caf::actor> handles;  // keeps workers alive until released
   std::map<key, supervised_worker> failed;        // the last incarnation of a failed worker
@@ -65,6 +66,11 @@ struct group_state {
 };
 
 caf::behavior group_supervisor(stateful<group_state>* self, config::group_config group);
+// A group whose `process` is not local: its workers' devices are in the agent that `agents`
+// lists for the group at each spawn and restart (none: the spawn fails as a crash, so the
+// supervision policy decides: restart until an agent is back, or migrate).
+caf::behavior remote_group_supervisor(stateful<group_state>* self, config::group_config group,
+                                      std::shared_ptr<const agent_directory> agents);
 // The same with a worker factory (null: device_worker, detached) and backoff parameters.
 caf::behavior group_supervisor_with(stateful<group_state>* self, config::group_config group,
                                     worker_factory factory, policies::backoff_params backoff);

@@ -135,6 +135,7 @@ std::shared_ptr<worker_setup> setup_of(job_self self, const group_slot& slot, in
   setup->share = st.share;
   setup->distributor = st.distributor;
   setup->prototype = st.prototype;
+  setup->model_spec = model_spec_of(cfg.model, *st.data.train);
   setup->data = st.data;
   setup->params = st.sync->params_for(static_cast<std::size_t>(rank), st.store);
   setup->resume_optimizer = st.sync->replica_optimizer_state();

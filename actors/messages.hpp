@@ -13,7 +13,8 @@
 //               restart_worker, drain, release, job_finished, log_line
 //   checkpoint: ckpt_capture, ckpt_part, ckpt_write, ckpt_written
 //   processes : agent_hello, agent_answer, agent_bye_atom, agents_atom (agents joining the
-//               control process over CAF's middleman)
+//               control process over CAF's middleman), host_worker, host_answer (a worker's
+//               device in an agent)
 //
 // Every message that belongs to a job carries (job, generation). `generation` is the MEMBERSHIP
 // generation (bumped when the member list changes), not a pass over the data (`data_epoch`). A
@@ -29,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 #include <caf/meta/type_name.hpp>
@@ -445,6 +447,38 @@ struct agent_answer {
   std::int64_t member = 0;  // accepted: this join's number, counting from 1 per registry
 };
 
+// control process (a worker's remote device) -> agent: compute for this worker on a device of
+// the agent's group. The agent builds the device and the model from these specs, answers
+// host_answer to the sender and then serves the worker's steps over a data-plane link that
+// both sides set up through the run's rendezvous store under `prefix` (actors/remote_device.hpp).
+struct host_worker {
+  std::string prefix;        // the rendezvous keys of this worker incarnation's link
+  caf::actor store;          // the run's rendezvous store (collectives/store_actor.hpp)
+  std::string control_host;  // the control process's host name: the same as the agent's, ipc
+  // The device (devices::device_spec).
+  device_kind device = device_kind::cpu;
+  std::string device_name;
+  std::int32_t threads = 1;
+  device_kind base = device_kind::cpu;
+  double slowdown = 1.0;
+  double row_seconds = 0.0;
+  // The model (models::model_spec).
+  std::string model;
+  std::vector<std::uint64_t> input_shape;
+  std::uint64_t classes = 10;
+  std::vector<std::uint64_t> hidden;
+  std::uint64_t conv_layers = 0;
+  std::uint64_t kernel = 3;
+};
+
+// agent -> the sender of host_worker. Refused: `reason` says why (the worker fails to start).
+struct host_answer {
+  bool accepted = false;
+  std::string reason;
+  double capability = 1.0;  // the device's, as devices::device::capability()
+  std::string data_host;    // the interface the agent binds its end of the link on
+};
+
 #define TROUPE_INSPECT(type, ...)                                  \
   template <class Inspector>                                       \
   typename Inspector::result_type inspect(Inspector& f, type& x) { \
@@ -494,6 +528,10 @@ TROUPE_INSPECT(share_update, x.job, x.generation, x.share)
 TROUPE_INSPECT(agent_hello, x.version, x.name, x.group, x.device, x.count, x.threads, x.host, x.pid,
                x.token)
 TROUPE_INSPECT(agent_answer, x.accepted, x.reason, x.member)
+TROUPE_INSPECT(host_worker, x.prefix, x.store, x.control_host, x.device, x.device_name, x.threads,
+               x.base, x.slowdown, x.row_seconds, x.model, x.input_shape, x.classes, x.hidden,
+               x.conv_layers, x.kernel)
+TROUPE_INSPECT(host_answer, x.accepted, x.reason, x.capability, x.data_host)
 
 #undef TROUPE_INSPECT
 
@@ -574,4 +612,6 @@ CAF_ADD_ATOM(troupe, troupe::msg, subscribe_atom, "subscribe")
 CAF_ADD_ATOM(troupe, troupe::msg, share_tick_atom, "sharetick")
 CAF_ADD_ATOM(troupe, troupe::msg, agent_bye_atom, "agentbye")
 CAF_ADD_ATOM(troupe, troupe::msg, agents_atom, "agents")
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::host_worker))
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::host_answer))
 CAF_END_TYPE_ID_BLOCK(troupe)

@@ -8,11 +8,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <caf/actor.hpp>
 
+#include "actors/agent_directory.hpp"
 #include "actors/fault_injection.hpp"
 #include "actors/report.hpp"
 #include "core/clock.hpp"
@@ -67,6 +69,12 @@ struct worker_setup {
   std::string group;
   devices::device_spec device;
   std::shared_ptr<const models::model> prototype;
+  models::model_spec model_spec;  // what the prototype was built from (an agent rebuilds it)
+  // A group whose `process` is not local: the agent that computes for this worker (its
+  // supervisor fills it in from the agent directory at every spawn), and the run's rendezvous
+  // store. Empty: the device is built in this process.
+  std::optional<hosted_group> remote;
+  caf::actor rendezvous;
   data_bundle data;
   std::shared_ptr<param_store> params;
   // sync: allreduce resumed from a checkpoint: the optimizer state every replica starts from

@@ -10,8 +10,10 @@
 #include "actors/agent_listener.hpp"
 #include "actors/agent_registry.hpp"
 #include "actors/caf_compat.hpp"
+#include "actors/child_agents.hpp"
 #include "actors/metrics_hub.hpp"
 #include "actors/task_manager.hpp"
+#include "collectives/store_actor.hpp"
 #include "core/error.hpp"
 #include "core/job_rules.hpp"
 #include "core/launcher_env.hpp"
@@ -39,11 +41,28 @@ struct runtime::impl {
   caf::actor registry;  // with opts.listen
   std::uint16_t port = 0;
   std::shared_ptr<actors::agent_records> agents;
+  std::shared_ptr<actors::agent_directory> directory;    // with listen
+  std::vector<std::unique_ptr<child_process>> children;  // process: separate groups
   bool started = false;
 };
 
 runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make_unique<impl>()) {
   if (cfg.cluster.groups.empty()) throw input_error(cfg.source + ": cluster.groups is empty");
+  const auto remote = actors::agent_groups(cfg.cluster);
+  for (const auto& g : remote) {
+    if (g.process == group_process::separate && opts.agent_program.empty())
+      throw input_error("group '" + g.name +
+                        "': process: separate needs the troupe executable to start its agent "
+                        "(runtime_options::agent_program)");
+    if (g.process == group_process::agent && opts.listen.empty())
+      throw input_error("group '" + g.name +
+                        "': process: agent needs a listener for its agent to join (--listen "
+                        "HOST:PORT)");
+  }
+  if (!remote.empty()) {
+    if (opts.listen.empty()) opts.listen = "127.0.0.1:0";
+    opts.wait_agents = std::max(opts.wait_agents, static_cast<int>(remote.size()));
+  }
   if (!opts.listen.empty()) {
     const auto where = parse_join(opts.listen, "--listen", true);
     if (!is_loopback(where.host) && opts.join_token.empty() && !opts.insecure)
@@ -67,9 +86,13 @@ runtime::~runtime() {
   if (impl_->registry) caf::anon_send(impl_->registry, msg::agent_bye_atom_v);
   caf::anon_send_exit(impl_->tm, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->hub, caf::exit_reason::user_shutdown);
+  if (impl_->directory)
+    caf::anon_send_exit(impl_->directory->store(), caf::exit_reason::user_shutdown);
   impl_->tm = nullptr;
   impl_->hub = nullptr;
   impl_->sys->await_all_actors_done();
+  // Child agents leave on the bye; one that does not within 5 s is killed.
+  for (auto& c : impl_->children) c->stop(5.0);
 }
 
 void runtime::register_model(const std::string& kind, models::model_factory factory) {
@@ -91,8 +114,14 @@ void runtime::start() {
     impl_->caf_cfg.set("scheduler.policy", caf::atom_from_string(impl_->opts.scheduler_policy));
   if (impl_->opts.scheduler_threads > 0)
     impl_->caf_cfg.set("scheduler.max-threads", static_cast<size_t>(impl_->opts.scheduler_threads));
-  if (!impl_->opts.listen.empty()) actors::use_agent_middleman(impl_->caf_cfg);
+  if (!impl_->opts.listen.empty()) {
+    actors::use_agent_middleman(impl_->caf_cfg);
+    collectives::add_store_types(impl_->caf_cfg);
+  }
   impl_->sys = std::make_unique<caf::actor_system>(impl_->caf_cfg);
+  if (!impl_->opts.listen.empty())
+    impl_->directory =
+        std::make_shared<actors::agent_directory>(collectives::spawn_store_actor(*impl_->sys));
   impl_->hub = impl_->sys->spawn(actors::metrics_hub,
                                  std::shared_ptr<const metrics_subscribers>(impl_->subscribers),
                                  impl_->opts.log_dir);
@@ -103,6 +132,7 @@ void runtime::start() {
   tmo.run_t0 = tmo_t0;
   tmo.step_deadline_seconds = impl_->opts.step_deadline_seconds;
   tmo.resume_dir = impl_->opts.resume_dir;
+  tmo.agents = impl_->directory;
   impl_->tm = impl_->sys->spawn(actors::task_manager, std::move(tmo));
   if (!impl_->opts.listen.empty()) {
     actors::agent_listen_options lo;
@@ -111,6 +141,13 @@ void runtime::start() {
     lo.wait_agents = impl_->opts.wait_agents;
     lo.wait_seconds = impl_->opts.agent_wait_seconds;
     lo.t0 = tmo_t0;
+    lo.directory = impl_->directory;
+    for (const auto& g : actors::agent_groups(impl_->cfg.cluster))
+      lo.groups.push_back({g.name, g.device, g.count});
+    lo.on_listening = [this](std::uint16_t port) {
+      impl_->children = actors::start_child_agents(impl_->opts.agent_program, impl_->cfg.cluster,
+                                                   port, impl_->opts.join_token);
+    };
     lo.log = [hub = impl_->hub](const std::string& line) {
       caf::anon_send(hub, msg::log_line{0, 0, "agents", line});
     };

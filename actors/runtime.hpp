@@ -51,6 +51,11 @@ struct runtime_options {
   // address than loopback needs one, or `insecure` (then a warning is logged).
   std::string join_token;
   bool insecure = false;
+  // The troupe executable, for `process: separate` groups: the runtime starts it as
+  // `PROGRAM agent --join ...` once per such group (`troupe run` passes itself). Such a group
+  // makes the runtime listen on 127.0.0.1 (a free port) when `listen` is empty, and every group
+  // that is not local is waited for before any job starts.
+  std::string agent_program;
 };
 
 class runtime {

@@ -299,7 +299,9 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
   for (const auto& g : st.opts.cluster.groups) {
     managed_group mg;
     mg.cfg = g;
-    mg.supervisor = self->spawn(group_supervisor, g);
+    mg.supervisor = g.process != group_process::local && st.opts.agents
+                        ? self->spawn(remote_group_supervisor, g, st.opts.agents)
+                        : self->spawn(group_supervisor, g);
     mg.busy.assign(static_cast<std::size_t>(std::max(0, g.count)), false);
     st.groups.push_back(std::move(mg));
   }

@@ -44,6 +44,8 @@ struct task_manager_options {
   double step_deadline_seconds = 600.0;
   std::string resume_dir;  // --resume: each job continues from its newest valid checkpoint
   job_spawner spawner;     // empty: the real job actor
+  // Where groups whose `process` is not local find their agent (null: no listener).
+  std::shared_ptr<const agent_directory> agents;
 };
 
 struct managed_group {

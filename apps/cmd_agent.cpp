@@ -1,5 +1,6 @@
 // `troupe agent [--join HOST:PORT] [--group NAME] [--device cpu|sim|cuda] [--count N]
-// [--threads T] [--name ID] [--join-timeout S]`: offers one resource group to a control process
+// [--threads T] [--name ID] [--join-timeout S] [--data-host ADDR]`: offers one resource group to a
+// control process
 // (`troupe run CONFIG --listen HOST:PORT`), stays joined until the run ends, and rejoins when
 // the control process comes back after losing it (actors/agent.hpp).
 #include <unistd.h>
@@ -35,8 +36,8 @@ int positive(const std::string& text, const std::string& what) {
 }
 
 int run(const std::vector<std::string>& argv) {
-  const args a(argv,
-               {"join", "group", "device", "count", "threads", "name", "join-timeout", "token"});
+  const args a(argv, {"join", "group", "device", "count", "threads", "name", "join-timeout",
+                      "token", "data-host"});
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto env = process_env();
@@ -58,6 +59,7 @@ int run(const std::vector<std::string>& argv) {
   o.count = positive(flag_or_env(a, "count", env, "TROUPE_COUNT", "1"), "--count");
   o.threads = positive(flag_or_env(a, "threads", env, "TROUPE_THREADS", "1"), "--threads");
   o.token = flag_or_env(a, "token", env, "TROUPE_TOKEN", "");
+  o.data_host = flag_or_env(a, "data-host", env, "TROUPE_DATA_HOST", "");
   o.join_timeout_seconds = a.get_double("join-timeout", 60.0);
   if (!(o.join_timeout_seconds > 0)) throw input_error("--join-timeout must be positive");
   return actors::run_agent(o, [&](const std::string& line) {
@@ -69,7 +71,8 @@ int run(const std::vector<std::string>& argv) {
 const command_registrar reg{
     {"agent", "offer one resource group of this host to a control process (troupe run --listen)",
      "usage: troupe agent [--join HOST:PORT] [--group NAME] [--device cpu|sim|cuda] [--count N]\n"
-     "                    [--threads T] [--name ID] [--join-timeout SECONDS]\n\n"
+     "                    [--threads T] [--name ID] [--join-timeout SECONDS]\n"
+     "                    [--data-host ADDR]\n\n"
      "  --join HOST:PORT   the control process (troupe run CONFIG --listen HOST:PORT); else\n"
      "                     TROUPE_JOIN, else MASTER_ADDR:MASTER_PORT (torchrun), else the first\n"
      "                     host of SLURM_STEP_NODELIST with TROUPE_PORT (srun)\n"
@@ -81,10 +84,14 @@ const command_registrar reg{
      "                     or RANK, else agent-PID)\n"
      "  --token T          the run's join token (TROUPE_TOKEN), when it has one\n"
      "  --join-timeout S   give up after S seconds without a join (default 60); a lost control\n"
-     "                     process is rejoined within the same limit\n\n"
-     "The agent stays joined until the run ends. Joined agents are listed and watched by the\n"
-     "control process (a killed, stopped or cut-off agent is logged as lost within about a\n"
-     "second); they do not host device workers yet: training stays in the control process.\n\n"
+     "                     process is rejoined within the same limit\n"
+     "  --data-host ADDR   the address tcp data links bind on (TROUPE_DATA_HOST; default: the\n"
+     "                     interface that routes to the control process)\n\n"
+     "The agent stays joined until the run ends. When the run's config has a group of this\n"
+     "name with process: agent (or separate), the group's workers compute here: the control\n"
+     "process sends parameters and rows over ZeroMQ (ipc on the same host, tcp between hosts)\n"
+     "and gets gradient sums back. A killed, stopped or cut-off agent is seen as lost within\n"
+     "about a second and its work moves to the other members.\n\n"
      "exit: 0 the run ended, 2 refused (another version, its name or group taken) or bad\n"
      "flags, 1 no control process within --join-timeout",
      run}};

@@ -152,6 +152,9 @@ int run(const std::vector<std::string>& argv) {
   opts.agent_wait_seconds = a.get_double("agent-wait", 60.0);
   opts.join_token = a.get("token").value_or(process_env()("TROUPE_TOKEN").value_or(""));
   opts.insecure = a.has("insecure");
+  // process: separate groups: this very executable is their agent.
+  std::error_code self_error;
+  opts.agent_program = std::filesystem::read_symlink("/proc/self/exe", self_error).string();
   if (opts.wait_agents < 0 || opts.wait_agents > 4096 || !(opts.agent_wait_seconds > 0))
     throw input_error("--wait-agents must be 0 to 4096 and --agent-wait positive");
   if (opts.wait_agents > 0 && opts.listen.empty())

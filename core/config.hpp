@@ -26,6 +26,9 @@ struct group_config {
   // sim: jobs may run on these devices at the same time, each getting a time share of every
   // device (cluster.shares, job `share`), instead of holding them exclusively.
   bool shared = false;
+  // Where the group's workers compute (core/kinds.hpp); anything but local needs a listening
+  // control process (`troupe run` listens on loopback by itself for separate groups).
+  group_process process = group_process::local;
 };
 
 struct cluster_config {

@@ -176,6 +176,12 @@ group_config read_group(const context& cx, const YAML::Node& n, const std::strin
   v.number("row_seconds", g.row_seconds, positive);
   v.only_with("shared", sim, "device: sim");
   v.boolean("shared", g.shared);
+  v.enumeration("process", g.process);
+  if (g.process != group_process::local && g.device == device_kind::cuda)
+    v.fail("process", "a cuda group computes in the control process for now (process: local)");
+  if (g.process != group_process::local && g.shared)
+    v.fail("process",
+           "a shared group's devices are time-sliced inside one process (process: local)");
   return g;
 }
 

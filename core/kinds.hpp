@@ -11,6 +11,12 @@ namespace troupe {
 enum class device_kind { cpu, sim, cuda };
 TROUPE_SPELLINGS(device_kind, cuda, "cpu", "sim", "cuda");
 
+// `cluster.groups[].process`: where a group's device workers compute. local: threads of the
+// control process; separate: a child agent process that the control process starts on its own
+// host; agent: an agent started elsewhere (`troupe agent --join`) that offers the group.
+enum class group_process { local, separate, agent };
+TROUPE_SPELLINGS(group_process, agent, "local", "separate", "agent");
+
 // `cluster.shares`: fixed job shares on shared devices, or the share_allocator's adaptive ones.
 enum class share_mode { fixed, adaptive };
 TROUPE_SPELLINGS(share_mode, adaptive, "fixed", "adaptive");

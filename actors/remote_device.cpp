@@ -1,0 +1,225 @@
+#include "actors/remote_device.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <numeric>
+
+#include <caf/scoped_actor.hpp>
+
+#include "actors/caf_compat.hpp"
+#include "actors/remote_wire.hpp"
+#include "collectives/communicator.hpp"
+#include "collectives/store_actor.hpp"
+#include "collectives/zmq/zmq_link.hpp"
+#include "core/error.hpp"
+#include "core/host_address.hpp"
+
+namespace troupe::actors {
+namespace {
+
+namespace wire = remote_wire;
+
+// How long the agent has to answer host_worker, and both ends to meet in the store.
+constexpr double setup_seconds = 10.0;
+// How often a wait looks at the incarnation's cancel token.
+constexpr auto cancel_slice = std::chrono::milliseconds(50);
+
+class remote_device final : public devices::device {
+ public:
+  remote_device(devices::device_spec spec, hosted_group agent, collectives::communicator comm,
+                double capability, std::size_t features, std::shared_ptr<cancel_token> cancel,
+                double call_seconds)
+      : spec_(std::move(spec)),
+        agent_(std::move(agent)),
+        comm_(std::move(comm)),
+        capability_(capability),
+        features_(features),
+        cancel_(std::move(cancel)),
+        call_seconds_(call_seconds) {}
+  ~remote_device() override { comm_.close(); }
+
+  devices::device_kind kind() const override { return spec_.kind; }
+  const std::string& name() const override { return spec_.name; }
+  double capability() const override { return capability_; }
+  void set_share(const std::string&, double weight) override { share_ = weight; }
+
+  models::step_stats run_step(models::model& m, const float* params, const models::batch& b,
+                              float* grad_sum, devices::step_timing* timing) override {
+    return call(wire::call_kind::step, m, params, b, grad_sum, timing);
+  }
+  models::step_stats run_eval(models::model& m, const float* params, const models::batch& b,
+                              devices::step_timing* timing) override {
+    return call(wire::call_kind::eval, m, params, b, nullptr, timing);
+  }
+
+ private:
+  models::step_stats call(wire::call_kind kind, models::model& m, const float* params,
+                          const models::batch& b, float* grad_sum, devices::step_timing* timing) {
+    const auto n = static_cast<std::uint32_t>(++calls_);
+    auto& link = comm_.link(1);
+    collectives::close_on_throw guard{comm_};
+    collectives::op_context ctx;
+    ctx.op_name = "agent '" + agent_.agent_name + "' (" + spec_.name + ")";
+    ctx.abort = agent_.lost;
+    const auto until = steady::now() + std::chrono::duration_cast<steady::duration>(
+                                           std::chrono::duration<double>(call_seconds_));
+    ctx.deadline = until;
+
+    wire::request_head h;
+    h.kind = static_cast<std::uint32_t>(kind);
+    h.rows = b.size;
+    h.features = features_;
+    h.params = m.param_count();
+    h.start_lag_seconds = timing ? timing->start_lag_seconds : 0.0;
+    h.share = share_;
+    if (b.labels) h.flags |= wire::has_labels;
+    if (b.targets) h.flags |= wire::has_targets;
+    if (b.weights) h.flags |= wire::has_weights;
+    if (b.sample_loss) h.flags |= wire::wants_sample_loss;
+    auto post = [&](std::uint32_t part, const void* data, std::size_t bytes) {
+      link.post(wire::tag(n, part, bytes), data, ctx);
+    };
+    post(wire::request, &h, sizeof h);
+    post(wire::params, params, h.params * sizeof(float));
+    post(wire::rows, b.x, b.size * features_ * sizeof(float));
+    if (b.labels) post(wire::labels, b.labels, b.size * sizeof(std::int32_t));
+    if (b.targets) post(wire::targets, b.targets, b.size * sizeof(float));
+    if (b.weights) post(wire::weights, b.weights, b.size * sizeof(float));
+
+    const auto r = await_reply(link, n, until, ctx);
+    if (r.error_bytes > 0) {
+      std::string text;
+      link.receive(
+          wire::tag(n, wire::error_text),
+          [&](const std::byte* piece, std::size_t bytes, std::size_t, std::size_t) {
+            text.append(reinterpret_cast<const char*>(piece), std::min<std::size_t>(bytes, 4096));
+          },
+          ctx);
+      throw troupe::runtime_failure(ctx.op_name + ": " + text);
+    }
+    if (grad_sum)
+      link.receive_into(wire::tag(n, wire::gradient), reinterpret_cast<std::byte*>(grad_sum),
+                        h.params * sizeof(float), ctx);
+    if (b.sample_loss)
+      link.receive_into(wire::tag(n, wire::sample_loss),
+                        reinterpret_cast<std::byte*>(b.sample_loss), b.size * sizeof(float), ctx);
+    link.flush(ctx);  // the rows and parameters may change once we return
+    if (timing) {
+      timing->compute_seconds = r.compute_seconds;
+      timing->gate_wait_seconds = r.gate_wait_seconds;
+    }
+    models::step_stats s;
+    s.loss_sum = r.loss_sum;
+    s.samples = static_cast<std::size_t>(r.samples);
+    s.correct = static_cast<std::size_t>(r.correct);
+    return s;
+  }
+
+  // Waits for call n's reply head in slices until `until`, so that a cancelled incarnation (the
+  // job declared this worker hung) stops waiting at once instead of at the deadline.
+  wire::reply_head await_reply(collectives::peer_link& link, std::uint32_t n,
+                               steady::time_point until, collectives::op_context& ctx) {
+    for (;;) {
+      ctx.deadline = std::min(until, steady::now() + cancel_slice);
+      try {
+        const auto r = wire::receive_struct<wire::reply_head>(link, n, wire::reply, ctx);
+        ctx.deadline = until;
+        return r;
+      } catch (const collectives::collective_error& e) {
+        if (e.kind() != collectives::failure_kind::timeout || steady::now() >= until) throw;
+      }
+      if (cancel_ && cancel_->cancelled())
+        throw troupe::runtime_failure(ctx.op_name +
+                                      ": released while waiting for the agent's answer");
+    }
+  }
+
+  devices::device_spec spec_;
+  hosted_group agent_;
+  collectives::communicator comm_;
+  double capability_;
+  std::size_t features_;
+  std::shared_ptr<cancel_token> cancel_;
+  double call_seconds_;
+  double share_ = 1.0;
+  std::uint64_t calls_ = 0;
+};
+
+msg::host_worker request_of(const worker_setup& setup, const std::string& prefix) {
+  msg::host_worker w;
+  w.prefix = prefix;
+  w.store = setup.rendezvous;
+  w.control_host = host_name();
+  w.device = setup.device.kind;
+  w.device_name = setup.device.name;
+  w.threads = setup.device.threads;
+  w.base = setup.device.base;
+  w.slowdown = setup.device.slowdown;
+  w.row_seconds = setup.device.row_seconds;
+  const auto& m = setup.model_spec;
+  w.model = m.kind;
+  w.input_shape.assign(m.input_shape.begin(), m.input_shape.end());
+  w.classes = m.classes;
+  w.hidden.assign(m.hidden.begin(), m.hidden.end());
+  w.conv_layers = m.conv_layers;
+  w.kernel = m.kernel;
+  return w;
+}
+
+}  // namespace
+
+std::unique_ptr<devices::device> make_remote_device(caf::actor_system& sys,
+                                                    const worker_setup& setup) {
+  const auto& agent = *setup.remote;
+  const std::string who = "agent '" + agent.agent_name + "'";
+  if (agent.lost->aborted()) throw troupe::runtime_failure(agent.lost->reason());
+  // One link per worker incarnation: a restarted worker meets the agent under new keys.
+  static std::atomic<std::uint64_t> serial{0};
+  const std::string prefix = "remote/" + setup.job_name + "/" + setup.device.name + "/" +
+                             std::to_string(::getpid()) + "/" + std::to_string(++serial);
+
+  msg::host_answer answer;
+  bool answered = false;
+  {
+    caf::scoped_actor self{sys};
+    self->send(agent.agent, request_of(setup, prefix));
+    self->receive(
+        [&](msg::host_answer& a) {
+          answer = std::move(a);
+          answered = true;
+        },
+        caf::after(to_timespan(setup_seconds)) >> [] {});
+  }
+  if (!answered)
+    throw troupe::runtime_failure(who + " did not answer a request to host " + setup.device.name +
+                                  " within " + std::to_string(static_cast<int>(setup_seconds)) +
+                                  " s");
+  if (!answer.accepted)
+    throw troupe::runtime_failure(who + " cannot host " + setup.device.name + ": " + answer.reason);
+
+  collectives::actor_store store{sys, setup.rendezvous};
+  collectives::zmq_connect_options o;
+  o.rendezvous = &store;
+  o.rank = 0;
+  o.size = 2;
+  o.peers = {1};
+  o.prefix = prefix;
+  o.deadline = steady::now() + std::chrono::seconds(static_cast<int>(setup_seconds));
+  // The same host: unix sockets; another: tcp on the interface that routes to the agent.
+  if (agent.host == host_name()) {
+    o.scheme = collectives::zmq_scheme::ipc;
+  } else {
+    o.scheme = collectives::zmq_scheme::tcp;
+    o.host = local_address_towards(answer.data_host);
+  }
+  auto comm = collectives::zmq_connect(o);
+  const auto& shape = setup.model_spec.input_shape;
+  const std::size_t features = std::accumulate(shape.begin(), shape.end(), std::size_t{1},
+                                               [](std::size_t a, std::size_t b) { return a * b; });
+  return std::make_unique<remote_device>(setup.device, agent, std::move(comm), answer.capability,
+                                         features, setup.cancel, setup.max_hang_seconds);
+}
+
+}  // namespace troupe::actors

@@ -1,0 +1,80 @@
+#pragma once
+// The data plane between a worker's remote device (control process, actors/remote_device.hpp)
+// and the agent that computes for it (actors/worker_host.hpp): one two-rank communicator
+// (collectives/) per worker incarnation, rank 0 the control process, rank 1 the agent. A call is
+// a fixed-size request head, then its tensors as raw frames; the answer is a fixed-size reply
+// head, then its tensors. Every frame is tagged with the call's number (`op`) and its part
+// (`phase`), so a part can never be taken for another. Both ends run the same Troupe version
+// (the agent's hello is refused otherwise), so the heads are plain structs copied as bytes;
+// a frame of another size is a protocol error that names the peer and closes the link.
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "collectives/peer_link.hpp"
+
+namespace troupe::actors::remote_wire {
+
+enum class call_kind : std::uint32_t { step = 1, eval = 2 };
+
+// What a request carries beside the rows (bits of request_head::flags).
+constexpr std::uint32_t has_labels = 1u << 0;
+constexpr std::uint32_t has_targets = 1u << 1;
+constexpr std::uint32_t has_weights = 1u << 2;  // importance weights, one per row
+constexpr std::uint32_t wants_sample_loss = 1u << 3;
+
+struct request_head {
+  std::uint32_t kind = 0;  // call_kind
+  std::uint32_t flags = 0;
+  std::uint64_t rows = 0;
+  std::uint64_t features = 0;  // floats per row
+  std::uint64_t params = 0;    // the model's parameter count
+  double start_lag_seconds = 0.0;
+  double share = 1.0;  // this job's weight on a shared device
+};
+
+struct reply_head {
+  double loss_sum = 0.0;
+  std::uint64_t samples = 0;
+  std::uint64_t correct = 0;
+  double compute_seconds = 0.0;
+  double gate_wait_seconds = 0.0;
+  std::uint64_t error_bytes = 0;  // > 0: the call failed; the error text follows
+};
+
+// The parts of a call, in the order they are sent.
+enum phase : std::uint32_t {
+  request = 1,
+  params = 2,
+  rows = 3,
+  labels = 4,
+  targets = 5,
+  weights = 6,
+  reply = 11,
+  gradient = 12,
+  sample_loss = 13,
+  error_text = 14,
+};
+
+inline collectives::message_header tag(std::uint32_t call, std::uint32_t part,
+                                       std::uint64_t bytes = 0) {
+  collectives::message_header h;
+  h.job = 1;
+  h.generation = 1;
+  h.op = call;
+  h.phase = part;
+  h.bytes = bytes;
+  return h;
+}
+
+// Receives one plain struct as the whole payload of part `part` of call `call`.
+template <class T>
+T receive_struct(collectives::peer_link& link, std::uint32_t call, std::uint32_t part,
+                 const collectives::op_context& ctx) {
+  static_assert(std::is_trivially_copyable<T>::value, "a head is copied as bytes");
+  T out;
+  link.receive_into(tag(call, part), reinterpret_cast<std::byte*>(&out), sizeof out, ctx);
+  return out;
+}
+
+}  // namespace troupe::actors::remote_wire

@@ -1,0 +1,47 @@
+#pragma once
+// The agent's side of a remote device (actors/remote_device.hpp): for each host_worker it
+// builds the device and the model, answers, and serves that worker's calls on a thread of its
+// own until the control process closes the link, the agent leaves the run, or the peer breaks
+// the protocol (logged with the peer's name; only that link is closed).
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <caf/fwd.hpp>
+
+#include "actors/messages.hpp"
+#include "collectives/op_control.hpp"
+
+namespace troupe::actors {
+
+class worker_hosts {
+ public:
+  // `data_host`: the interface tcp links bind on. `log` may be called from the serving threads.
+  worker_hosts(caf::actor_system& sys, std::string data_host,
+               std::function<void(const std::string&)> log);
+  // Ends every link (as end_all) and joins the threads.
+  ~worker_hosts();
+  worker_hosts(const worker_hosts&) = delete;
+  worker_hosts& operator=(const worker_hosts&) = delete;
+
+  // Builds the device and model of `w`; accepted: a thread now connects and serves it.
+  msg::host_answer host(const msg::host_worker& w);
+  // The control process is gone or the run is over: every serving thread stops.
+  void end_all(const std::string& why);
+  // Threads serving now.
+  int serving() const;
+
+ private:
+  caf::actor_system& sys_;
+  std::string data_host_;
+  std::function<void(const std::string&)> log_;
+  std::shared_ptr<collectives::abort_signal> stop_ = std::make_shared<collectives::abort_signal>();
+  mutable std::mutex mu_;
+  std::vector<std::thread> threads_;
+  std::shared_ptr<std::atomic<int>> serving_ = std::make_shared<std::atomic<int>>(0);
+};
+
+}  // namespace troupe::actors

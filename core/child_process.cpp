@@ -1,0 +1,61 @@
+#include "core/child_process.hpp"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+
+extern char** environ;
+
+namespace troupe {
+
+child_process::child_process(const std::vector<std::string>& argv,
+                             const std::vector<std::string>& extra_env) {
+  if (argv.empty()) throw runtime_failure("child_process: no program");
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> env_text;
+  for (char** e = environ; e && *e; ++e) env_text.emplace_back(*e);
+  env_text.insert(env_text.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> env;
+  for (auto& e : env_text) env.push_back(e.data());
+  env.push_back(nullptr);
+  const int rc = ::posix_spawn(&pid_, argv[0].c_str(), nullptr, nullptr, args.data(), env.data());
+  if (rc != 0) throw runtime_failure("cannot start " + argv[0] + ": " + std::strerror(rc));
+}
+
+child_process::~child_process() {
+  if (!reaped_) stop(0.0);
+}
+
+bool child_process::running() {
+  if (reaped_) return false;
+  const pid_t r = ::waitpid(pid_, &status_, WNOHANG);
+  if (r == pid_ || (r < 0 && errno == ECHILD)) reaped_ = true;
+  return !reaped_;
+}
+
+int child_process::stop(double grace) {
+  const auto until = steady::now() + std::chrono::duration_cast<steady::duration>(
+                                         std::chrono::duration<double>(grace));
+  while (running() && steady::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (running()) {
+    ::kill(pid_, SIGKILL);
+    // SIGKILL cannot be ignored; the wait returns once the kernel has torn it down.
+    while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+  }
+  return status_;
+}
+
+}  // namespace troupe
