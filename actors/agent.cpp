@@ -1,6 +1,9 @@
 #include "actors/agent.hpp"
 
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <chrono>
@@ -89,6 +92,15 @@ session_end join_once(caf::actor_system& sys, const agent_options& o, const std:
 }  // namespace
 
 int run_agent(const agent_options& o, const std::function<void(const std::string&)>& log) {
+  if (o.parent > 0) {
+    // SIGKILL when the parent thread dies; checked after, since the parent may be gone already.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != static_cast<pid_t>(o.parent)) {
+      log("the process that started this agent (pid " + std::to_string(o.parent) +
+          ") is gone; exiting");
+      return 1;
+    }
+  }
   caf::actor_system_config cfg;
   register_types(cfg);
   collectives::add_store_types(cfg);

@@ -27,6 +27,9 @@ struct agent_options {
   std::string token;  // the run's join token, if it has one
   // The interface tcp data links bind on ("": the one that routes to the control process).
   std::string data_host;
+  // Exit when this process (the agent's parent) exits: `troupe run` sets it for the agents it
+  // starts, so a control process killed with SIGKILL leaves none behind. 0: not tied.
+  std::int64_t parent = 0;
   // Give up when no join succeeded for this long (at start, or after losing the control
   // process); each connect or hello waits at most attempt_seconds.
   double join_timeout_seconds = 60.0;

@@ -1,5 +1,7 @@
 #include "actors/child_agents.hpp"
 
+#include <unistd.h>
+
 namespace troupe::actors {
 
 std::vector<config::group_config> agent_groups(const config::cluster_config& cluster) {

@@ -134,8 +134,15 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   apply_slow_faults(st, cmd.step);
   devices::step_timing timing;
   if (parked || cmd.early) timing.start_lag_seconds = st.setup->params->seconds_since_published();
-  auto stats =
-      st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(), &timing);
+  models::step_stats stats;
+  try {
+    stats = st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(),
+                                &timing);
+  } catch (const std::exception& e) {
+    // A device that failed (an agent lost mid-call): the supervisor classifies this text.
+    self->quit(runtime_failure(st.setup->device.name + ": " + e.what()));
+    return;
+  }
   st.computed_step = cmd.step;
   st.computed_samples = static_cast<std::int64_t>(stats.samples);
   msg::step_done done{cmd.job,

@@ -15,6 +15,7 @@
 #include "collectives/zmq/zmq_link.hpp"
 #include "core/error.hpp"
 #include "core/host_address.hpp"
+#include "core/launcher_env.hpp"
 
 namespace troupe::actors {
 namespace {
@@ -207,8 +208,9 @@ std::unique_ptr<devices::device> make_remote_device(caf::actor_system& sys,
   o.peers = {1};
   o.prefix = prefix;
   o.deadline = steady::now() + std::chrono::seconds(static_cast<int>(setup_seconds));
-  // The same host: unix sockets; another: tcp on the interface that routes to the agent.
-  if (agent.host == host_name()) {
+  // The same host, joined over loopback: unix sockets. Otherwise tcp on the interface that
+  // routes to the agent (the same host name in another network namespace is another host).
+  if (agent.host == host_name() && is_loopback(answer.data_host)) {
     o.scheme = collectives::zmq_scheme::ipc;
   } else {
     o.scheme = collectives::zmq_scheme::tcp;

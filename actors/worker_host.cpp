@@ -10,6 +10,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/host_address.hpp"
+#include "core/launcher_env.hpp"
 #include "devices/device.hpp"
 #include "models/model.hpp"
 
@@ -184,7 +185,8 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
       o.peers = {0};
       o.prefix = w.prefix;
       o.deadline = steady::now() + connect_within;
-      if (w.control_host == host_name()) {
+      // The rule of actors/remote_device.cpp: both ends must choose alike.
+      if (w.control_host == host_name() && is_loopback(data_host_)) {
         o.scheme = collectives::zmq_scheme::ipc;
       } else {
         o.scheme = collectives::zmq_scheme::tcp;

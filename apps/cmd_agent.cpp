@@ -60,6 +60,8 @@ int run(const std::vector<std::string>& argv) {
   o.threads = positive(flag_or_env(a, "threads", env, "TROUPE_THREADS", "1"), "--threads");
   o.token = flag_or_env(a, "token", env, "TROUPE_TOKEN", "");
   o.data_host = flag_or_env(a, "data-host", env, "TROUPE_DATA_HOST", "");
+  o.parent = a.get_int("parent", 0);
+  if (o.parent < 0) throw input_error("--parent must be a process id");
   o.join_timeout_seconds = a.get_double("join-timeout", 60.0);
   if (!(o.join_timeout_seconds > 0)) throw input_error("--join-timeout must be positive");
   return actors::run_agent(o, [&](const std::string& line) {
@@ -86,7 +88,9 @@ const command_registrar reg{
      "  --join-timeout S   give up after S seconds without a join (default 60); a lost control\n"
      "                     process is rejoined within the same limit\n"
      "  --data-host ADDR   the address tcp data links bind on (TROUPE_DATA_HOST; default: the\n"
-     "                     interface that routes to the control process)\n\n"
+     "                     interface that routes to the control process)\n"
+     "  --parent PID       exit when process PID exits (troupe run sets it for the agents of\n"
+     "                     process: separate groups)\n\n"
      "The agent stays joined until the run ends. When the run's config has a group of this\n"
      "name with process: agent (or separate), the group's workers compute here: the control\n"
      "process sends parameters and rows over ZeroMQ (ipc on the same host, tcp between hosts)\n"

@@ -206,15 +206,17 @@ std::string key_for(const std::string& prefix, int from, int to) {
   return prefix + "/zmq/" + std::to_string(from) + "->" + std::to_string(to);
 }
 
-// An ipc path of our own under /tmp (ZeroMQ's "ipc://*" would create it relative to the working
-// directory); unique per process, key prefix and link. ZeroMQ unlinks it when the socket closes.
+// An ipc address of our own in Linux's abstract socket namespace ("@name"): no file, so nothing
+// is left behind by a process killed with SIGKILL (a path under /tmp was, one per link).
+// Unique per process, key prefix and link. Abstract names belong to the network namespace, as
+// loopback does, so an ipc link joins exactly the processes a loopback link would.
 std::string ipc_address(const std::string& prefix, int from, int to) {
   static std::atomic<unsigned> serial{0};
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016llx",
                 static_cast<unsigned long long>(fnv1a64(prefix.data(), prefix.size())));
-  return "ipc:///tmp/troupe-" + std::to_string(::getpid()) + "-" + hash + "-" +
-         std::to_string(from) + "-" + std::to_string(to) + "-" + std::to_string(serial++);
+  return "ipc://@troupe-" + std::to_string(::getpid()) + "-" + hash + "-" + std::to_string(from) +
+         "-" + std::to_string(to) + "-" + std::to_string(serial++);
 }
 
 }  // namespace
@@ -243,7 +245,10 @@ communicator zmq_connect(const zmq_connect_options& options) {
     pull.bind(options.scheme == zmq_scheme::tcp ? "tcp://" + options.host + ":*"
                                                 : ipc_address(options.prefix, peer, options.rank));
     const std::string bound = pull.get(zmq::sockopt::last_endpoint);
-    ipc_paths.push_back(options.scheme == zmq_scheme::ipc ? bound.substr(6) : std::string{});
+    // An abstract name ("ipc://@...") has no file to remove.
+    ipc_paths.push_back(options.scheme == zmq_scheme::ipc && bound.rfind("ipc:///", 0) == 0
+                            ? bound.substr(6)
+                            : std::string{});
     options.rendezvous->set(key_for(options.prefix, peer, options.rank), bound);
     pulls.push_back(std::move(pull));
   }

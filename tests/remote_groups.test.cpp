@@ -1,0 +1,152 @@
+// Groups that compute in other processes: three `process: separate` groups (two cpu, one sim
+// three times slower) are three child agents of the runtime, real processes on loopback. The
+// job must end with the parameters of the same job in one process, in every sync mode, and
+// survive an agent killed with SIGKILL or stopped with SIGSTOP with no lost step.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "actors/runtime.hpp"
+#include "core/config_load.hpp"
+#include "tests/binary_support.hpp"
+#include "tests/run_support.hpp"
+
+namespace {
+
+using troupe::testing::relative_l2;
+
+// An MLP on Fashion-MNIST, 200 deterministic steps over three groups in `process`.
+std::string config_text(const std::string& process, const std::string& sync) {
+  const std::string p = "process: " + process;
+  return "cluster:\n  groups:\n"
+         "    - {name: a, device: cpu, count: 1, threads: 1, weight: 1.0, " +
+         p +
+         "}\n"
+         "    - {name: b, device: cpu, count: 1, threads: 1, weight: 1.0, " +
+         p +
+         "}\n"
+         "    - {name: slow, device: sim, base: cpu, slowdown: 3, count: 1, threads: 1, "
+         "weight: 0.34, " +
+         p +
+         "}\n"
+         "jobs:\n"
+         "  - name: remote\n"
+         "    model: {kind: mlp, hidden: [64]}\n"
+         "    data: {dataset: fashion-mnist, path: /usr/share/datasets/fashion-mnist,\n"
+         "           preprocess: [normalize], split: weighted}\n"
+         "    optimizer: {kind: adam, lr: 1.0e-3}\n"
+         "    batch: 128\n"
+         "    epochs: 1\n"
+         "    max_steps: 200\n"
+         "    sync: " +
+         sync +
+         "\n"
+         "    supervision: {crash: migrate, hang: migrate}\n"
+         "    seed: 7\n"
+         "    deterministic: true\n";
+}
+
+// What a run left, and the pids of its agents (from the registry's "joined" lines).
+struct run_result {
+  troupe::job_report job;
+  std::vector<troupe::agent_report> agents;
+};
+
+// Runs the config; at step `at` (if > 0) calls `hurt(pid of agent a)` once.
+run_result run(const std::string& yaml, std::int64_t at = 0,
+               const std::function<void(pid_t)>& hurt = {}) {
+  troupe::runtime_options opts;
+  opts.wait_seconds = 120;
+  opts.agent_wait_seconds = 30;
+  opts.agent_program = troupe::testing::troupe_binary().string();
+  troupe::runtime rt(troupe::config::parse_config(yaml, "remote.yaml"), opts);
+  std::mutex mu;
+  std::map<std::string, pid_t> pids;
+  std::atomic<bool> hurt_once{false};
+  rt.on_log([&](const std::string& job, const std::string& line) {
+    // "joined: agent a (group a: ... pid 123)"
+    if (job != "agents" || line.rfind("joined: agent ", 0) != 0) return;
+    const auto name_end = line.find(' ', 14);
+    const auto pid_at = line.rfind("pid ");
+    if (name_end == std::string::npos || pid_at == std::string::npos) return;
+    std::lock_guard<std::mutex> lock(mu);
+    pids[line.substr(14, name_end - 14)] = static_cast<pid_t>(std::stol(line.substr(pid_at + 4)));
+  });
+  rt.on_metrics([&](const troupe::live_metrics& m) {
+    if (at <= 0 || m.step < at || hurt_once.exchange(true)) return;
+    pid_t pid = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      pid = pids.count("a") ? pids["a"] : 0;
+    }
+    if (pid > 0) hurt(pid);
+  });
+  auto report = rt.run();
+  REQUIRE(report.jobs.size() == 1);
+  if (at > 0) CHECK(hurt_once.load());
+  return {report.jobs[0], report.agents};
+}
+
+void check_completed(const troupe::job_report& j) {
+  INFO("error: " << j.error);
+  REQUIRE(j.status == troupe::job_status::completed);
+  CHECK(j.steps == 200);
+  CHECK(j.faults.lost_steps == 0);
+  REQUIRE(j.final_params);
+}
+
+}  // namespace
+
+TEST_CASE("three agents train the model of one process, in ps, allreduce and local mode") {
+  for (const std::string sync :
+       {"{mode: ps, ps_shards: 2}", "{mode: allreduce}", "{mode: local, period: 4}"}) {
+    CAPTURE(sync);
+    const auto here = run(config_text("local", sync));
+    const auto apart = run(config_text("separate", sync));
+    check_completed(here.job);
+    check_completed(apart.job);
+    CHECK(here.agents.empty());
+    REQUIRE(apart.agents.size() == 3);
+    for (const auto& a : apart.agents) CHECK(!a.lost_s);  // none lost during the run
+    const double d = relative_l2(*apart.job.final_params, *here.job.final_params);
+    CAPTURE(d);
+    CHECK(d <= 1e-5);
+  }
+}
+
+TEST_CASE("an agent killed with SIGKILL at step 50: the job completes with no lost step") {
+  const auto sync = std::string("{mode: ps, ps_shards: 2}");
+  const auto clean = run(config_text("separate", sync));
+  const auto hurt = run(config_text("separate", sync), 50, [](pid_t pid) { ::kill(pid, SIGKILL); });
+  check_completed(hurt.job);
+  CHECK(hurt.job.faults.failures_by_class.count("crash") == 1);
+  const double d = relative_l2(*hurt.job.final_params, *clean.job.final_params);
+  CAPTURE(d);
+  CHECK(d <= 1e-5);
+}
+
+TEST_CASE("an agent stopped with SIGSTOP for 5 s at step 50: the job completes with no lost step") {
+  const auto sync = std::string("{mode: ps, ps_shards: 2}");
+  const auto clean = run(config_text("separate", sync));
+  std::thread resume;
+  const auto hurt = run(config_text("separate", sync), 50, [&](pid_t pid) {
+    ::kill(pid, SIGSTOP);
+    resume = std::thread([pid] {
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      ::kill(pid, SIGCONT);
+    });
+  });
+  if (resume.joinable()) resume.join();
+  check_completed(hurt.job);
+  CHECK(hurt.job.faults.failures >= 1);
+  const double d = relative_l2(*hurt.job.final_params, *clean.job.final_params);
+  CAPTURE(d);
+  CHECK(d <= 1e-5);
+}
