@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <numeric>
+#include <thread>
 
 #include <caf/scoped_actor.hpp>
 
@@ -39,7 +40,14 @@ class remote_device final : public devices::device {
         features_(features),
         cancel_(std::move(cancel)),
         call_seconds_(call_seconds) {}
-  ~remote_device() override { comm_.close(); }
+  ~remote_device() override {
+    comm_.close();
+    // A dead agent never takes our goodbye, and ZeroMQ's context lingers 200 ms on it when the
+    // link is destroyed; the worker's down message (and so the job's recovery) would wait for
+    // that. The payloads are released by close(), so the sockets may die on a thread of their own.
+    if (agent_.lost->aborted() || (cancel_ && cancel_->cancelled()))
+      std::thread([c = std::move(comm_)]() mutable { c = collectives::communicator{}; }).detach();
+  }
 
   devices::device_kind kind() const override { return spec_.kind; }
   const std::string& name() const override { return spec_.name; }

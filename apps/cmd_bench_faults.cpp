@@ -5,11 +5,11 @@
 // to the job seeing it: faults.detect_ms), the median recovery time (detection to the next
 // completed step: faults.recovery_ms), the failures by class and the worst lost_steps.
 //
-// --processes: the same question for agents, real processes joined over CAF's middleman. The
-// bench publishes an agent registry on loopback, starts `troupe agent` children, and per run
-// kills one (SIGKILL) or stops one (SIGSTOP); detect_ms runs from the signal to the registry
-// seeing the agent lost (its down message: the closed socket, or the heartbeat timing out).
-// Agents host no device workers yet, so there is no recovery to time there.
+// --processes: the same question for real processes. Groups `a` and `b` compute in child agents
+// (process: separate), `solo` in the control process; at step --at agent `a` gets SIGKILL or
+// SIGSTOP. detect_ms runs from the signal to the job's failure line for its worker (the agent's
+// closed connection, the registry's heartbeat, or the step deadline, whichever comes first);
+// recovery_ms is the job's own (detection to the next completed step).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,11 +23,10 @@
 #include <sstream>
 #include <thread>
 
-#include <caf/io/middleman.hpp>
+#include <optional>
 
-#include "actors/agent_registry.hpp"
-#include "actors/caf_compat.hpp"
 #include "core/clock.hpp"
+#include "core/config_load.hpp"
 
 #include "apps/args.hpp"
 #include "apps/bench_run.hpp"
@@ -49,9 +48,9 @@ const char* usage =
     "seen and the worst lost_steps (0 expected). Hangs and partitions are found by the step\n"
     "deadline (at least 0.5 s, else a multiple of recent step times); kills by the worker's\n"
     "death.\n\n"
-    "--processes: per run, start a `troupe agent` child joined to a registry on loopback, then\n"
-    "kill it (SIGKILL) or stop it (SIGSTOP); print the median detect_ms (signal -> the agent\n"
-    "seen lost). --classes takes kill and stop there.";
+    "--processes: groups a and b compute in child agents (process: separate), solo here; at\n"
+    "step --at agent a gets SIGKILL or SIGSTOP (--classes kill,stop). detect_ms runs from the\n"
+    "signal to the job's failure line for a/0; recovery_ms as above.";
 
 std::string fault_spec(const std::string& kind, std::int64_t at) {
   if (kind == "kill") return "kill:pair/0@" + std::to_string(at);
@@ -90,89 +89,96 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-// The registry's log lines with the moment each arrived.
-class timed_log {
- public:
-  void add(const std::string& line) {
-    std::lock_guard<std::mutex> lock(mu_);
-    lines_.emplace_back(steady::now(), line);
-    cv_.notify_all();
-  }
-  // When a line holding `text` arrived, waiting up to `seconds` for it.
-  std::optional<steady::time_point> wait_for(const std::string& text, double seconds) {
-    std::unique_lock<std::mutex> lock(mu_);
-    std::optional<steady::time_point> at;
-    cv_.wait_for(lock, std::chrono::duration<double>(seconds), [&] {
-      for (const auto& [t, line] : lines_)
-        if (line.find(text) != std::string::npos) at = t;
-      return at.has_value();
-    });
-    return at;
-  }
+// The config of --processes: group `pair` (two agents' worth: one device in each of agents
+// `a` and `b`, process: separate) and group `solo` in the control process.
+std::string process_config_yaml(std::int64_t steps) {
+  std::ostringstream y;
+  y << "cluster:\n  groups:\n"
+    << "    - {name: a, device: cpu, count: 1, threads: 1, process: separate}\n"
+    << "    - {name: b, device: cpu, count: 1, threads: 1, process: separate}\n"
+    << "    - {name: solo, device: cpu, count: 1, threads: 1}\n"
+    << "jobs:\n  - name: faults\n    model: {kind: mlp, hidden: [32, 16]}\n"
+    << "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 4096}, split: even}\n"
+    << "    optimizer: {kind: sgd, lr: 0.05}\n    batch: 96\n    epochs: 1000\n"
+    << "    max_steps: " << steps << "\n    sync: {mode: ps}\n    seed: 3\n"
+    << "    supervision: {crash: migrate, hang: migrate, lost-group: migrate}\n";
+  return y.str();
+}
 
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::pair<steady::time_point, std::string>> lines_;
+struct process_run {
+  std::optional<double> detect_ms;  // signal -> the job's failure line for a/0
+  job_report job;
 };
 
-pid_t start_agent(std::uint16_t port, const std::string& name) {
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  const std::string join = "127.0.0.1:" + std::to_string(port);
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (!std::freopen("/dev/null", "w", stderr)) ::_exit(127);
-    ::execl(self.c_str(), self.c_str(), "agent", "--join", join.c_str(), "--name", name.c_str(),
-            "--group", name.c_str(), "--join-timeout", "10", static_cast<char*>(nullptr));
-    ::_exit(127);
+// One run: at step `at` agent `a` gets `sig`; a stopped agent is killed once the job is over.
+process_run run_with_signal(std::int64_t steps, std::int64_t at, int sig,
+                            const runtime_options& base) {
+  runtime_options opts = base;
+  opts.agent_program = std::filesystem::read_symlink("/proc/self/exe").string();
+  runtime rt(config::parse_config(process_config_yaml(steps), "bench-faults.yaml"), opts);
+  std::mutex mu;
+  std::optional<pid_t> victim;
+  std::optional<steady::time_point> signalled, failed;
+  rt.on_log([&](const std::string& job, const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto pid_at = line.rfind("pid ");
+    if (job == "agents" && line.rfind("joined: agent a ", 0) == 0 && pid_at != std::string::npos)
+      victim = static_cast<pid_t>(std::stol(line.substr(pid_at + 4)));
+    if (job == "faults" && signalled && !failed && line.find("failure: worker a/0") == 0)
+      failed = steady::now();
+  });
+  rt.on_metrics([&](const live_metrics& m) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (m.step < at || signalled || !victim) return;
+    signalled = steady::now();
+    ::kill(*victim, sig);
+  });
+  auto report = rt.run();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (victim) ::kill(*victim, SIGKILL);  // a stopped agent must not outlive the bench
   }
-  return pid;
+  if (report.jobs.size() != 1 || report.jobs[0].status != job_status::completed)
+    throw runtime_failure("bench faults: job did not complete: " +
+                          (report.jobs.empty() ? std::string("no job") : report.jobs[0].error));
+  process_run out;
+  out.job = report.jobs[0];
+  std::lock_guard<std::mutex> lock(mu);
+  if (signalled && failed)
+    out.detect_ms = std::chrono::duration<double, std::milli>(*failed - *signalled).count();
+  return out;
 }
 
-void reap(pid_t pid) {
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
-}
-
-int run_processes(long long runs, const std::vector<std::string>& kinds) {
+int run_processes(long long runs, std::int64_t steps, std::int64_t at,
+                  const std::vector<std::string>& kinds, const runtime_options& base) {
   for (const auto& k : kinds)
     if (k != "kill" && k != "stop")
       throw input_error("--classes with --processes: unknown fault '" + k + "' (kill or stop)");
-  caf::actor_system_config cfg;
-  actors::register_types(cfg);
-  actors::use_agent_middleman(cfg);
-  caf::actor_system sys{cfg};
-  timed_log log;
-  actors::agent_registry_options o;
-  o.version = actors::troupe_version();
-  o.log = [&log](const std::string& line) { log.add(line); };
-  const auto registry = sys.spawn(actors::agent_registry, std::move(o));
-  const auto port = sys.middleman().publish(registry, 0, "127.0.0.1", true);
-  if (!port) throw runtime_failure("bench faults: cannot listen on 127.0.0.1");
-  std::printf("# troupe bench faults --processes: %lld runs per fault, agents on 127.0.0.1:%u\n",
-              runs, static_cast<unsigned>(*port));
-  std::printf("%-8s %12s %10s\n", "fault", "detect_ms", "detected");
-  int serial = 0;
+  std::printf(
+      "# troupe bench faults --processes: %lld runs per fault; agent `a` (a child process) gets "
+      "the signal at step %lld of %lld\n",
+      runs, static_cast<long long>(at), static_cast<long long>(steps));
+  std::printf("%-8s %12s %14s %-20s %10s %10s\n", "fault", "detect_ms", "recovery_ms", "classes",
+              "lost_steps", "detected");
   for (const auto& kind : kinds) {
-    std::vector<double> detect;
+    std::vector<double> detect, recovery;
+    std::map<std::string, std::int64_t> classes;
+    std::int64_t lost = 0;
     for (long long r = 0; r < runs; ++r) {
-      const std::string name = "b" + std::to_string(++serial);
-      const pid_t pid = start_agent(*port, name);
-      if (!log.wait_for("joined: agent " + name + " ", 30)) {
-        reap(pid);
-        throw runtime_failure("bench faults: agent " + name + " did not join within 30 s");
-      }
-      const auto t0 = steady::now();
-      ::kill(pid, kind == "kill" ? SIGKILL : SIGSTOP);
-      const auto seen = log.wait_for("lost agent " + name + " ", 30);
-      if (seen) detect.push_back(std::chrono::duration<double, std::milli>(*seen - t0).count());
-      reap(pid);
+      const auto run = run_with_signal(steps, at, kind == "kill" ? SIGKILL : SIGSTOP, base);
+      if (run.detect_ms) detect.push_back(*run.detect_ms);
+      const auto& f = run.job.faults;
+      recovery.insert(recovery.end(), f.recovery_ms.begin(), f.recovery_ms.end());
+      for (const auto& [c, n] : f.failures_by_class) classes[c] += n;
+      lost = std::max(lost, f.lost_steps);
     }
-    std::printf("%-8s %12.1f %7zu/%lld\n", kind.c_str(), median(detect), detect.size(), runs);
+    std::string seen;
+    for (const auto& [c, n] : classes)
+      seen += (seen.empty() ? "" : ",") + c + "=" + std::to_string(n);
+    std::printf("%-8s %12.1f %14.1f %-20s %10lld %7zu/%lld\n", kind.c_str(), median(detect),
+                median(recovery), seen.c_str(), static_cast<long long>(lost), detect.size(), runs);
     std::fflush(stdout);
   }
-  caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
   return exit_ok;
 }
 
@@ -185,12 +191,13 @@ int run(const std::vector<std::string>& argv) {
   const auto at = a.get_int("at", 50);
   if (runs < 1 || at < 1 || steps < at + 10)
     throw input_error("--runs >= 1, --at >= 1 and --steps >= --at + 10");
-  if (a.has("processes")) return run_processes(runs, split_list(a.get_or("classes", "kill,stop")));
-  const auto kinds = split_list(a.get_or("classes", "kill,hang,partition"));
-  for (const auto& k : kinds) fault_spec(k, at);  // refuses an unknown one before any run
   runtime_options opts;
   opts.log_dir = a.get_or("log-dir", "");
   opts.wait_seconds = 600;
+  if (a.has("processes"))
+    return run_processes(runs, steps, at, split_list(a.get_or("classes", "kill,stop")), opts);
+  const auto kinds = split_list(a.get_or("classes", "kill,hang,partition"));
+  for (const auto& k : kinds) fault_spec(k, at);  // refuses an unknown one before any run
 
   std::printf("# troupe bench faults: %lld runs per fault at step %lld of %lld\n",
               static_cast<long long>(runs), static_cast<long long>(at),
