@@ -353,11 +353,10 @@ std::string write_partition_config() {
 nlohmann::json train_across(const netns_pair& net, const std::string& name,
                             const std::function<bool(bool)>& cut) {
   const auto report = scratch / (name + "-report.json");
-  const std::vector<std::string> args{"run",      write_partition_config(),
-                                      "--listen", net.control() + ":0",
-                                      "--token",  "partition-test",
-                                      "--report", report.string(),
-                                      "--log-dir", (scratch / "logs").string()};
+  const std::vector<std::string> args{
+      "run",       write_partition_config(),   "--listen", net.control() + ":0",
+      "--token",   "partition-test",           "--report", report.string(),
+      "--log-dir", (scratch / "logs").string()};
   troupe_process run(scratch, name, args, net.exec_in_a());
   const auto join = listened_address(run, net.control());
   auto a_args = agent_args(join, "far-agent", "far");
