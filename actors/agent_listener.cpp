@@ -21,6 +21,7 @@ agent_listener listen_for_agents(caf::actor_system& sys, const agent_listen_opti
   o.log = options.log;
   o.groups = options.groups;
   o.directory = options.directory;
+  o.notify = options.notify;
   out.registry = sys.spawn(agent_registry, std::move(o));
   auto bound = sys.middleman().publish(out.registry, where.port, where.host.c_str(), true);
   if (!bound) {

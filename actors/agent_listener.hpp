@@ -20,6 +20,7 @@ struct agent_listen_options {
   std::function<void(const std::string&)> log;
   std::vector<expected_group> groups;          // the config's agent groups (empty: any group)
   std::shared_ptr<agent_directory> directory;  // filled as agents join (optional)
+  caf::actor notify;                           // told of every join (the task manager)
   // Called once the port is bound, before the wait: where `troupe run` starts its child agents.
   std::function<void(std::uint16_t port)> on_listening;
   steady::time_point t0 = steady::now();  // the run's start

@@ -97,6 +97,7 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
           g.member = a.member;
           options.directory->put(h.group, std::move(g));
         }
+        if (options.notify) self->send(options.notify, msg::group_up_atom_v, h.group);
         if (options.records) {
           agent_report r;
           r.name = h.name;

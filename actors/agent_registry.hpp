@@ -47,6 +47,7 @@ struct agent_registry_options {
   std::vector<expected_group> groups;           // the config's agent groups (empty: any)
   // Where the run's workers find the agent of their group (optional).
   std::shared_ptr<agent_directory> directory;
+  caf::actor notify;  // gets (group_up_atom, group) on every join (the task manager)
   steady::time_point t0 = steady::now();  // the run's start, for records' times
 };
 

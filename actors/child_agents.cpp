@@ -24,7 +24,8 @@ std::vector<std::unique_ptr<child_process>> start_child_agents(
                                   "--device",       name_of(g.device),
                                   "--count",        std::to_string(g.count),
                                   "--threads",      std::to_string(g.threads),
-                                  "--join-timeout", "30"};
+                                  "--join-timeout", "30",
+                                  "--parent",       std::to_string(::getpid())};
     std::vector<std::string> env;
     if (!token.empty()) env.push_back("TROUPE_TOKEN=" + token);
     out.push_back(std::make_unique<child_process>(argv, env));

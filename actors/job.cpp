@@ -9,6 +9,7 @@
 #include "actors/checkpoint_cycle.hpp"
 #include "actors/data_distributor.hpp"
 #include "actors/job_checkpoint.hpp"
+#include "actors/job_growth.hpp"
 #include "actors/job_membership.hpp"
 #include "actors/job_messages.hpp"
 #include "actors/job_report.hpp"
@@ -40,6 +41,10 @@ caf::result<caf::message> drop_quietly(caf::scheduled_actor*, caf::message_view&
 // What every phase answers.
 caf::message_handler common(job_self self) {
   return {
+      // Elastic: a group whose agent joined (job_growth.hpp).
+      [=](msg::group_up_atom, const msg::local_ref<group_slot>& slot) {
+        if (slot) on_group_joined(self, *slot);
+      },
       // Edge 8: the watchdog.
       [=](msg::wait_atom) {
         auto& st = self->state;

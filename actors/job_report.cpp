@@ -51,6 +51,7 @@ job_report make_report(stateful<job_state>* self, job_status status) {
     wr.device = w.device;
     wr.samples = w.samples;
     wr.steps = w.steps;
+    wr.first_step = w.first_step;
     wr.mean_batch = w.steps > 0 ? static_cast<double>(w.samples) / static_cast<double>(w.steps) : 0;
     wr.compute_seconds = w.compute_seconds;
     wr.samples_per_second =

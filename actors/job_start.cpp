@@ -175,41 +175,45 @@ void on_data(job_self self, const data_bundle& bundle) {
                 st.store->values.size(), static_cast<long long>(st.steps_total));
   log(self, buf);
 
-  const policies::policy_table supervision(cfg.supervision);
   st.faults = std::make_shared<fault_plan>(job_faults(self));
 
   // Ask each supervisor for the workers of its devices; rank order = allocation order.
   enter(self, job_phase::spawning);
-  for (const auto& slot : st.launch.slots) {
-    for (int dev : slot.devices) {
-      const auto rank = static_cast<std::int32_t>(st.workers.size());
-      worker_slot w;
-      w.group = slot.group.name;
-      w.name = slot.group.name + "/" + std::to_string(dev);
-      w.device = name_of(slot.group.device);
-      st.workers.push_back(w);
-      std::shared_ptr<worker_setup> setup;
-      try {
-        setup = setup_of(self, slot, dev, rank, supervision);
-      } catch (const input_error& e) {
-        finish(self, job_status::failed, "group '" + slot.group.name + "': " + e.what(), true);
-        return;
-      }
-      auto sw = tagged<msg::spawn_worker>(self);
-      sw.rank = rank;
-      sw.device_index = dev;
-      sw.name = w.name;
-      self->request(slot.supervisor, to_timespan(st.launch.step_deadline_seconds), sw,
-                    msg::local_ref<worker_setup>{setup})
-          .then(
-              [=](caf::actor& worker) {
-                self->state.workers[static_cast<std::size_t>(rank)].actor = worker;
-                ++self->state.progress;
-                maybe_all_ready(self);
-              },
-              [=](caf::error& e) { fail(self, e, "spawning worker " + sw.name); });
-    }
+  for (const auto& slot : st.launch.slots)
+    for (int dev : slot.devices)
+      if (!spawn_worker(self, slot, dev)) return;
+}
+
+bool spawn_worker(job_self self, const group_slot& slot, int dev) {
+  auto& st = self->state;
+  const auto rank = static_cast<std::int32_t>(st.workers.size());
+  worker_slot w;
+  w.group = slot.group.name;
+  w.name = slot.group.name + "/" + std::to_string(dev);
+  w.device = name_of(slot.group.device);
+  st.workers.push_back(w);
+  std::shared_ptr<worker_setup> setup;
+  try {
+    setup = setup_of(self, slot, dev, rank, policies::policy_table(st.launch.cfg.supervision));
+  } catch (const input_error& e) {
+    finish(self, job_status::failed, "group '" + slot.group.name + "': " + e.what(), true);
+    return false;
   }
+  auto sw = tagged<msg::spawn_worker>(self);
+  sw.rank = rank;
+  sw.device_index = dev;
+  sw.name = w.name;
+  self->request(slot.supervisor, to_timespan(st.launch.step_deadline_seconds), sw,
+                msg::local_ref<worker_setup>{setup})
+      .then(
+          [=](caf::actor& worker) {
+            auto& st = self->state;
+            st.workers[static_cast<std::size_t>(rank)].actor = worker;
+            ++st.progress;
+            if (st.phase == job_phase::spawning) maybe_all_ready(self);
+          },
+          [=](caf::error& e) { fail(self, e, "spawning worker " + sw.name); });
+  return true;
 }
 
 void on_worker_ready(job_self self, const msg::worker_ready& m) {

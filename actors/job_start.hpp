@@ -7,6 +7,9 @@ namespace troupe::actors {
 
 // Edge 1.
 void on_data(job_self self, const data_bundle& bundle);
+// Asks `slot`'s supervisor for the worker of device `dev`, as the next rank (a new entry of
+// st.workers; the answer fills in its actor). False: the job failed (its setup is bad input).
+bool spawn_worker(job_self self, const group_slot& slot, int dev);
 // SPAWNING: a worker built its device and replica.
 void on_worker_ready(job_self self, const msg::worker_ready& m);
 // PROBING: edge 3 once every probe answered.

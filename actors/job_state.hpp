@@ -31,6 +31,7 @@ struct worker_slot {
   double capability = 1.0;
   std::int64_t samples = 0;
   std::int64_t steps = 0;
+  std::int64_t first_step = -1;
   double compute_seconds = 0.0;
 };
 
@@ -68,7 +69,8 @@ struct job_state {
   // The job's current share on shared devices, read by every worker setup (worker_setup::share).
   std::shared_ptr<std::atomic<double>> share = std::make_shared<std::atomic<double>>(1.0);
   std::vector<double> weights;
-  int answers = 0;  // probes / evaluations answered in the current phase
+  std::vector<group_slot> waiting_groups;  // elastic: joined before RUNNING (job_growth.hpp)
+  int answers = 0;                         // probes / evaluations answered in the current phase
   int eval_expected = 0;
   std::vector<double> probe_seconds;
 

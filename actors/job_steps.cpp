@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "actors/job_checkpoint.hpp"
+#include "actors/job_growth.hpp"
 #include "actors/job_membership.hpp"
 #include "actors/job_messages.hpp"
 #include "actors/rebalancer.hpp"
@@ -255,6 +256,7 @@ void start_running(job_self self) {
   }
   st.sync->open_generation(self, st.gate.job(), st.gate.generation(),
                            static_cast<int>(st.workers.size()), true);
+  take_waiting_groups(self);
   st.clock.train_t0 = steady::now();
   // A resumed job starts at its checkpoint's step (which may already be the last).
   if (should_stop(self)) {
@@ -290,6 +292,7 @@ void on_step_done(job_self self, const msg::step_done& m, msg::local_ref<msg::gr
   auto& w = st.workers[r];
   w.samples += m.samples;
   if (!second) w.steps += 1;
+  if (w.first_step < 0) w.first_step = m.step;
   w.compute_seconds += m.compute_seconds;
   st.stats.on_worker(r, m.samples, m.grad_sq_norm, m.compute_seconds);
   st.step_stats.loss_sum += m.loss_sum;

@@ -17,9 +17,20 @@ membership::membership(std::vector<std::string> names, std::vector<std::string> 
   status_.assign(n, member_status::member);
   owed_.assign(n, {});
   reported_at_.assign(n, -1.0);
+  added_.assign(n, false);
   policies::deadline_params dp;
   dp.initial_seconds = std::min(dp.initial_seconds, watchdog_seconds);
   deadline_ = policies::step_deadline(dp);
+}
+
+std::int32_t membership::add_rank(const std::string& name, const std::string& group) {
+  names_.push_back(name);
+  groups_.push_back(group);
+  status_.push_back(member_status::restarting);
+  owed_.emplace_back();
+  reported_at_.push_back(-1.0);
+  added_.push_back(true);
+  return static_cast<std::int32_t>(status_.size() - 1);
 }
 
 bool membership::is_member(std::size_t rank) const {
@@ -189,8 +200,9 @@ std::optional<member_commands> membership::on_restarted_ready(std::int32_t rank,
   status_[r] = member_status::joining;
   const bool alone = std::none_of(status_.begin(), status_.end(),
                                   [](member_status s) { return s == member_status::member; });
-  out.log.push_back("worker " + names_[r] + " restarted" +
+  out.log.push_back("worker " + names_[r] + (added_[r] ? " is ready" : " restarted") +
                     (alone ? ": takes over the step in flight" : ": joins at the next step"));
+  added_[r] = false;
   // With no member left, the step in flight waits for it: it joins at once.
   if (alone) {
     status_[r] = member_status::member;

@@ -12,6 +12,10 @@
 //
 //   MEMBER --1--> RESTARTING --2--> JOINING --3--> MEMBER
 //   MEMBER --4--> MIGRATED
+//   (new) --5--> RESTARTING
+//
+//   5. an elastic job took in a device that joined while it runs (add_rank): it waits for its
+//      worker like a restarted rank, and enters at a step boundary with a new generation.
 //
 //   1. down with action restart (or the last worker down with migrate: there is nobody to move
 //      its share to, so it is restarted instead, at most last_worker_restart_limit times).
@@ -134,6 +138,9 @@ class membership {
   // start-up path).
   std::optional<member_commands> on_restarted_ready(std::int32_t rank,
                                                     const std::vector<double>& weights);
+  // A device joins the running job (elastic): its rank, from now on RESTARTING until its worker
+  // is ready.
+  std::int32_t add_rank(const std::string& name, const std::string& group);
   // At a step boundary: restarted workers become members. True when the member list changed.
   bool join_at_boundary();
   // The step in flight was applied: `planned` samples, `computed` of them reached the sum.
@@ -160,6 +167,7 @@ class membership {
   policies::step_deadline deadline_;
   fault_report report_;
   int last_worker_restarts_ = 0;
+  std::vector<bool> added_;  // by rank: joined the running job (add_rank), never a member yet
 };
 
 }  // namespace troupe::actors

@@ -548,6 +548,7 @@ struct run_report_data;
 struct allreduce_session;  // sync: allreduce (actors/allreduce_step.hpp)
 struct ckpt_shard_part;    // checkpoints (actors/checkpoint_state.hpp)
 struct job_snapshot;
+struct group_slot;  // elastic growth (actors/job.hpp)
 }  // namespace troupe::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::index_list>)
@@ -562,6 +563,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::run_report_
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::allreduce_session>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::ckpt_shard_part>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::job_snapshot>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::group_slot>)
 
 // The one id block. Local-only handles are deliberately absent: they cannot be serialised.
 CAF_BEGIN_TYPE_ID_BLOCK(troupe, caf::first_custom_type_id)
@@ -614,4 +616,5 @@ CAF_ADD_ATOM(troupe, troupe::msg, agent_bye_atom, "agentbye")
 CAF_ADD_ATOM(troupe, troupe::msg, agents_atom, "agents")
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::host_worker))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::host_answer))
+CAF_ADD_ATOM(troupe, troupe::msg, group_up_atom, "groupup")
 CAF_END_TYPE_ID_BLOCK(troupe)

@@ -17,6 +17,7 @@ nlohmann::json to_json(const job_report& j) {
                        {"group", w.group},
                        {"device", w.device},
                        {"samples", w.samples},
+                       {"first_step", w.first_step},
                        {"mean_batch", w.mean_batch},
                        {"samples_per_second", w.samples_per_second},
                        {"compute_seconds", w.compute_seconds},

@@ -20,7 +20,8 @@ struct worker_report {
   std::string group;
   std::string device;  // cpu | sim | cuda
   std::int64_t samples = 0;
-  std::int64_t steps = 0;  // steps in which the worker had a non-empty slice
+  std::int64_t steps = 0;        // steps in which the worker had a non-empty slice
+  std::int64_t first_step = -1;  // the first step it computed (-1: none); elastic joins show here
   double mean_batch = 0.0;
   double samples_per_second = 0.0;  // samples / compute_seconds
   double compute_seconds = 0.0;

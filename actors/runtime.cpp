@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <caf/exit_reason.hpp>
@@ -61,7 +62,18 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
   }
   if (!remote.empty()) {
     if (opts.listen.empty()) opts.listen = "127.0.0.1:0";
-    opts.wait_agents = std::max(opts.wait_agents, static_cast<int>(remote.size()));
+    // Jobs wait for their groups' agents before anything starts, except elastic jobs, which
+    // start with min_devices and take in the others as they join.
+    int needed = 0;
+    for (const auto& g : remote) {
+      bool rigid = g.process == group_process::separate;
+      for (const auto& j : cfg.jobs)
+        rigid = rigid || (!j.elastic &&
+                          (j.resources.empty() || std::find(j.resources.begin(), j.resources.end(),
+                                                            g.name) != j.resources.end()));
+      if (rigid) ++needed;
+    }
+    opts.wait_agents = std::max(opts.wait_agents, needed);
   }
   if (!opts.listen.empty()) {
     const auto where = parse_join(opts.listen, "--listen", true);
@@ -142,6 +154,7 @@ void runtime::start() {
     lo.wait_seconds = impl_->opts.agent_wait_seconds;
     lo.t0 = tmo_t0;
     lo.directory = impl_->directory;
+    lo.notify = impl_->tm;
     for (const auto& g : actors::agent_groups(impl_->cfg.cluster))
       lo.groups.push_back({g.name, g.device, g.count});
     lo.on_listening = [this](std::uint16_t port) {

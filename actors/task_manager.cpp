@@ -140,6 +140,20 @@ int demand_of(const tm_state& st, const config::job_config& cfg) {
   return std::max(1, n);
 }
 
+// Spawns the job of `launch` (edge 1's end) and monitors it.
+void start_job(self_ptr self, msg::job_id id, running_entry& run, const job_launch& launch) {
+  auto& st = self->state;
+  run.actor = st.opts.spawner ? st.opts.spawner(self, launch) : self->spawn(job_actor, launch);
+  self->monitor(run.actor);
+  if (run.sharing) join_shares(self, id, launch.cfg);
+}
+
+// Elastic jobs: a group is present when it computes here or its agent has joined.
+bool group_present(self_ptr self, const config::group_config& g) {
+  const auto& agents = self->state.opts.agents;
+  return g.process == group_process::local || (agents && agents->find(g.name));
+}
+
 void schedule(self_ptr self) {
   auto& st = self->state;
   while (cancel_orphans(self)) {
@@ -228,6 +242,7 @@ void schedule(self_ptr self) {
     running_entry run;
     run.name = q.cfg.name;
     std::vector<std::string> names;
+    int present = 0;
     for (const auto& entry : dec.where) {
       if (entry.devices <= 0) continue;
       for (auto& g : st.groups) {
@@ -241,15 +256,27 @@ void schedule(self_ptr self) {
           }
         run.sharing = run.sharing || g.cfg.shared;
         run.held.emplace_back(entry.group, slot.devices);
+        if (q.cfg.elastic && !group_present(self, g.cfg)) {
+          run.pending.push_back(std::move(slot));
+          continue;
+        }
+        present += static_cast<int>(slot.devices.size());
         launch.slots.push_back(std::move(slot));
         names.push_back(entry.group);
       }
     }
     st.outcomes[q.cfg.name] = job_status::running;
+    if (q.cfg.elastic && present < q.cfg.elastic->min_devices) {
+      event(self, q.cfg.name,
+            "waiting for devices (" + std::to_string(present) + " present, min_devices " +
+                std::to_string(q.cfg.elastic->min_devices) + ")",
+            names);
+      run.deferred = std::move(launch);
+      st.running.emplace(q.id, std::move(run));
+      continue;
+    }
     event(self, q.cfg.name, "started", names);
-    run.actor = st.opts.spawner ? st.opts.spawner(self, launch) : self->spawn(job_actor, launch);
-    self->monitor(run.actor);
-    if (run.sharing) join_shares(self, q.id, q.cfg);
+    start_job(self, q.id, run, launch);
     st.running.emplace(q.id, std::move(run));
   }
   if (st.sealed && st.running.empty() && !st.queue.empty()) {
@@ -261,6 +288,36 @@ void schedule(self_ptr self) {
                     "can never start (a dependency was never submitted)", false);
   }
   deliver_if_idle(self);
+}
+
+// An agent joined for `group`: the elastic jobs holding it as pending take it in (a deferred
+// one starts once it has min_devices).
+void on_group_up(self_ptr self, const std::string& group) {
+  auto& st = self->state;
+  for (auto& [id, run] : st.running) {
+    const auto it = std::find_if(run.pending.begin(), run.pending.end(),
+                                 [&](const group_slot& s) { return s.group.name == group; });
+    if (it == run.pending.end()) continue;
+    auto slot = std::move(*it);
+    run.pending.erase(it);
+    if (!run.deferred) {
+      self->send(run.actor, msg::group_up_atom_v,
+                 msg::local_ref<group_slot>{std::make_shared<group_slot>(std::move(slot))});
+      continue;
+    }
+    run.deferred->slots.push_back(std::move(slot));
+    int present = 0;
+    std::vector<std::string> names;
+    for (const auto& s : run.deferred->slots) {
+      present += static_cast<int>(s.devices.size());
+      names.push_back(s.group.name);
+    }
+    if (present < run.deferred->cfg.elastic->min_devices) continue;
+    event(self, run.name, "started", names);
+    const auto launch = std::move(*run.deferred);
+    run.deferred.reset();
+    start_job(self, id, run, launch);
+  }
 }
 
 void release(self_ptr self, msg::job_id id) {
@@ -355,6 +412,7 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
         schedule(self);
       },
       // From the share_allocator: forward each job's new share to it, keep it for the report.
+      [=](msg::group_up_atom, const std::string& group) { on_group_up(self, group); },
       [=](const msg::share_decision& d) {
         auto& st = self->state;
         for (std::size_t i = 0; i < d.names.size() && i < d.shares.size(); ++i)

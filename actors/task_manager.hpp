@@ -25,6 +25,7 @@
 // When nothing is queued or running and the runtime waits, the run report is delivered.
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,10 @@ struct running_entry {
   caf::actor actor;
   std::vector<std::pair<std::string, std::vector<int>>> held;  // group -> device indices
   bool sharing = false;  // holds a `shared` group: time-sliced with other jobs (share_allocator)
+  // Elastic: groups held for the job whose agent has not joined yet; they go to the job when it
+  // does. A job with fewer than min_devices present waits here (`deferred`: its launch, no actor).
+  std::vector<group_slot> pending;
+  std::optional<job_launch> deferred;
 };
 
 struct tm_state {

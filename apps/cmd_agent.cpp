@@ -37,7 +37,7 @@ int positive(const std::string& text, const std::string& what) {
 
 int run(const std::vector<std::string>& argv) {
   const args a(argv, {"join", "group", "device", "count", "threads", "name", "join-timeout",
-                      "token", "data-host"});
+                      "token", "data-host", "parent"});
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto env = process_env();

@@ -100,6 +100,15 @@ struct fault_config {
   std::int64_t until_step = -1;  // slow: last step of the slow window
 };
 
+// jobs[].elastic: the job runs with a varying number of devices. It starts once min_devices of
+// its groups' devices are present (a group with `process: agent` is present while its agent is
+// joined) and takes in the devices of an agent that joins while it runs, at the next step
+// boundary, up to max_devices.
+struct elastic_config {
+  int min_devices = 1;
+  int max_devices = 1 << 20;
+};
+
 struct job_config {
   std::string name;
   int priority = 0;
@@ -125,6 +134,7 @@ struct job_config {
   // then the worker's share migrates (policies::restart_limits).
   int max_restarts = 3;
   double restart_window = 60.0;
+  std::optional<elastic_config> elastic;
 };
 
 struct run_config {

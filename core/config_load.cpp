@@ -415,6 +415,12 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
           cx.as_enum<failure_policy>(kv.second, s->path(key));
     }
   }
+  if (const auto e = v.sub("elastic")) {
+    elastic_config el;
+    e->integer("min_devices", el.min_devices, at_least_one);
+    e->integer("max_devices", el.max_devices, at_least_one);
+    j.elastic = el;
+  }
   if (const auto r = job_rule_violation(j)) {
     if (r->section.empty()) v.fail(r->key, r->what);
     if (const auto s = v.sub(r->section)) s->fail(r->key, r->what);

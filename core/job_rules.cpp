@@ -35,6 +35,15 @@ std::optional<rule_violation> job_rule_violation(const job_config& j) {
         "checkpoints are not available with " + mode +
             (j.sync.mode == sync_mode::allreduce ? " and optimizer.form: distributed" : "") +
             " yet (use sync.mode: ps or allreduce, or remove the checkpoint keys)"};
+  if (j.elastic && j.elastic->min_devices > j.elastic->max_devices)
+    return rule_violation{"elastic", "min_devices",
+                          "must not exceed max_devices (" + std::to_string(j.elastic->min_devices) +
+                              " > " + std::to_string(j.elastic->max_devices) + ")"};
+  // A member that joins a running job reads the shards' parameters; a replica would have to be
+  // brought to the others' state first.
+  if (j.elastic && j.sync.mode != sync_mode::ps)
+    return rule_violation{"elastic", "min_devices",
+                          "an elastic job needs sync.mode: ps for now (got " + mode + ")"};
   return std::nullopt;
 }
 

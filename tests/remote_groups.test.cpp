@@ -5,15 +5,18 @@
 #include <doctest/doctest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "actors/runtime.hpp"
+#include "core/child_process.hpp"
 #include "core/config_load.hpp"
 #include "tests/binary_support.hpp"
 #include "tests/run_support.hpp"
@@ -149,4 +152,72 @@ TEST_CASE("an agent stopped with SIGSTOP for 5 s at step 50: the job completes w
   const double d = relative_l2(*hurt.job.final_params, *clean.job.final_params);
   CAPTURE(d);
   CHECK(d <= 1e-5);
+}
+
+TEST_CASE("an elastic job takes in an agent that joins while it runs") {
+  // Group `a` is a child agent; group `late` has no agent until step 100, when the test starts
+  // one. The job starts with min_devices 1 and takes `late` in at a step boundary.
+  const std::string yaml =
+      "cluster:\n  groups:\n"
+      "    - {name: a, device: sim, slowdown: 1, row_seconds: 0.0001, weight: 1,"
+      " process: separate}\n"
+      "    - {name: late, device: sim, slowdown: 1, row_seconds: 0.0001, weight: 1,"
+      " process: agent}\n"
+      "jobs:\n"
+      "  - name: grow\n"
+      "    model: {kind: mlp, hidden: [32]}\n"
+      "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 6400}}\n"
+      "    optimizer: {kind: sgd, lr: 0.05}\n"
+      "    batch: 128\n    epochs: 100\n    max_steps: 300\n"
+      "    sync: {mode: ps}\n"
+      "    elastic: {min_devices: 1, max_devices: 2}\n"
+      "    seed: 5\n    deterministic: true\n";
+  troupe::runtime_options opts;
+  opts.wait_seconds = 120;
+  opts.agent_wait_seconds = 30;
+  opts.listen = "127.0.0.1:0";
+  opts.agent_program = troupe::testing::troupe_binary().string();
+  troupe::runtime rt(troupe::config::parse_config(yaml, "elastic.yaml"), opts);
+  std::mutex mu;
+  std::unique_ptr<troupe::child_process> late;
+  std::int64_t last_step = 0, joined_at = -1;
+  rt.on_metrics([&](const troupe::live_metrics& m) {
+    std::lock_guard<std::mutex> lock(mu);
+    last_step = m.step;
+    if (m.step < 100 || late) return;
+    late = std::make_unique<troupe::child_process>(
+        std::vector<std::string>{opts.agent_program, "agent", "--join",
+                                 "127.0.0.1:" + std::to_string(rt.listen_port()), "--group", "late",
+                                 "--name", "late", "--device", "sim", "--join-timeout", "30",
+                                 "--parent", std::to_string(::getpid())},
+        std::vector<std::string>{});
+  });
+  rt.on_log([&](const std::string& job, const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (job == "agents" && line.rfind("joined: agent late ", 0) == 0) joined_at = last_step;
+  });
+  const auto report = rt.run();
+  REQUIRE(report.jobs.size() == 1);
+  const auto& j = report.jobs[0];
+  INFO("error: " << j.error);
+  REQUIRE(j.status == troupe::job_status::completed);
+  CHECK(j.steps == 300);
+  CHECK(j.faults.failures == 0);
+  CHECK(j.faults.lost_steps == 0);
+  REQUIRE(j.workers.size() == 2);
+  CHECK(j.workers[0].first_step == 0);
+  const auto& grown = j.workers[1];
+  CHECK(grown.name == "late/0");
+  CHECK(grown.samples > 0);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    REQUIRE(late);
+    CHECK(joined_at >= 100);
+    CAPTURE(joined_at);
+    CAPTURE(grown.first_step);
+    // It computes only after it joined, and from then on in every step.
+    CHECK(grown.first_step > joined_at);
+    CHECK(grown.steps == 300 - grown.first_step);
+    CHECK(late->stop(10.0) == 0);  // the run's end released it
+  }
 }

@@ -1,0 +1,61 @@
+#include "actors/job_growth.hpp"
+
+#include "actors/job_membership.hpp"
+#include "actors/job_messages.hpp"
+#include "actors/job_start.hpp"
+#include "actors/job_steps.hpp"
+#include "actors/rebalancer.hpp"
+
+namespace troupe::actors {
+namespace {
+
+void grow(job_self self, const group_slot& slot) {
+  auto& st = self->state;
+  const auto& cfg = st.launch.cfg;
+  const int cap = cfg.elastic ? cfg.elastic->max_devices : 0;
+  int devices = 0;
+  for (std::size_t r = 0; r < st.workers.size(); ++r)
+    if (st.mem.status(r) != member_status::migrated) ++devices;
+  st.launch.slots.push_back(slot);  // the supervisor of its ranks (supervisor_of)
+  for (int dev : slot.devices) {
+    const auto name = slot.group.name + "/" + std::to_string(dev);
+    if (devices >= cap) {
+      log(self, "device " + name + " not taken: the job has max_devices " + std::to_string(cap));
+      continue;
+    }
+    if (!spawn_worker(self, slot, dev)) return;
+    const auto rank = st.mem.add_rank(name, slot.group.name);
+    st.weights.push_back(slot.group.weight.value_or(1.0));
+    ++devices;
+    log(self, "device " + name + " joins the job as rank " + std::to_string(rank) + " at step " +
+                  std::to_string(st.step));
+  }
+  // The rebalancer fits one model per rank: a new one for the new ranks.
+  if (st.rebalancer) {
+    self->demonitor(st.rebalancer);
+    self->send_exit(st.rebalancer, caf::exit_reason::user_shutdown);
+    st.rebalancer =
+        self->spawn(rebalancer_actor, caf::actor_cast<caf::actor>(self), st.gate.job(),
+                    st.gate.generation(), st.workers.size(), cfg.batch, rebalancer_options{});
+    self->monitor(st.rebalancer);
+  }
+}
+
+}  // namespace
+
+void on_group_joined(job_self self, const group_slot& slot) {
+  auto& st = self->state;
+  if (st.phase == job_phase::running || st.phase == job_phase::draining)
+    grow(self, slot);
+  else if (st.phase == job_phase::loading || st.phase == job_phase::spawning ||
+           st.phase == job_phase::probing)
+    st.waiting_groups.push_back(slot);
+}
+
+void take_waiting_groups(job_self self) {
+  auto waiting = std::move(self->state.waiting_groups);
+  self->state.waiting_groups.clear();
+  for (const auto& slot : waiting) grow(self, slot);
+}
+
+}  // namespace troupe::actors
