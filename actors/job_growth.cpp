@@ -30,6 +30,10 @@ void grow(job_self self, const group_slot& slot) {
     log(self, "device " + name + " joins the job as rank " + std::to_string(rank) + " at step " +
                   std::to_string(st.step));
   }
+  // The step in flight (and a prefetched plan) were cut for the old ranks: the new ones owe
+  // nothing there.
+  st.plan.counts.resize(st.workers.size(), 0);
+  st.grads.resize(st.workers.size());
   // The rebalancer fits one model per rank: a new one for the new ranks.
   if (st.rebalancer) {
     self->demonitor(st.rebalancer);

@@ -57,7 +57,8 @@ void send_slices(job_self self, const msg::step_plan& plan,
                  const msg::local_ref<msg::index_list>& indices) {
   auto& st = self->state;
   std::int64_t offset = 0;
-  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+  // A plan made before an elastic job grew has no count for the new ranks: they get nothing.
+  for (std::size_t r = 0; r < std::min(st.workers.size(), plan.counts.size()); ++r) {
     const auto count = plan.counts[r];
     if (count > 0) {
       auto cmd = tagged<msg::compute_cmd>(self);
@@ -78,6 +79,7 @@ void begin_step(job_self self, msg::step_plan plan, const msg::local_ref<msg::in
                 bool early) {
   auto& st = self->state;
   st.plan = std::move(plan);
+  st.plan.counts.resize(st.workers.size(), 0);  // ranks that joined after the plan was made
   st.step_stats = {};
   st.grads.assign(st.workers.size(), nullptr);
   st.clock.step_t0 = steady::now();
