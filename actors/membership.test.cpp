@@ -188,3 +188,33 @@ TEST_CASE("member weights and the member list leave out who is not a member") {
   m.on_down(down(1, true), 0.0, weights);
   CHECK(m.member_list() == " (none)");
 }
+
+TEST_CASE("a device added to a running job waits for its worker, then joins at a boundary") {
+  auto m = three();
+  m.begin_step(5, {40, 40, 20});
+  const auto rank = m.add_rank("late/0", "late");
+  CHECK(rank == 3);
+  CHECK(m.size() == 4);
+  CHECK(m.status(3) == member_status::restarting);
+  std::vector<double> w = weights;
+  w.push_back(2.0);
+  // Not a member yet: no share of the split, and the step in flight does not wait for it.
+  CHECK(m.member_weights(w) == std::vector<double>{2.0, 2.0, 1.0, 0.0});
+  CHECK(m.pending() == 3);
+  const auto ready = m.on_restarted_ready(3, w);
+  REQUIRE(ready);
+  CHECK(!ready->new_generation);  // the others are members: it waits for the boundary
+  REQUIRE(ready->log.size() == 1);
+  CHECK(ready->log[0] == "worker late/0 is ready: joins at the next step");
+  CHECK(m.status(3) == member_status::joining);
+  CHECK(m.join_at_boundary());
+  CHECK(m.status(3) == member_status::member);
+  CHECK(m.member_weights(w) == w);
+  CHECK(m.member_list() == " cpu/0 cpu/1 slow/0 late/0");
+  // A later restart of the same rank reads as a restart again.
+  m.begin_step(6, {30, 30, 15, 25});
+  m.on_down(down(3, true), 1.0, w);
+  const auto again = m.on_restarted_ready(3, w);
+  REQUIRE(again);
+  CHECK(again->log[0] == "worker late/0 restarted: joins at the next step");
+}
