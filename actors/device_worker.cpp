@@ -155,7 +155,8 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
                       mean_sq_norm(*st.grad, stats.samples),
                       timing.compute_seconds,
                       timing.gate_wait_seconds,
-                      gather_s};
+                      gather_s,
+                      static_cast<std::int64_t>(timing.transfer_bytes)};
   if (effect == fault_effect::drop) return;
   const msg::local_ref<msg::grad_buffer> grad{st.grad};
   // sync: ps pushes the gradient with step_done: that is what a slow link holds back.

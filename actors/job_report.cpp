@@ -52,6 +52,7 @@ job_report make_report(stateful<job_state>* self, job_status status) {
     wr.samples = w.samples;
     wr.steps = w.steps;
     wr.first_step = w.first_step;
+    wr.wire_bytes = w.wire_bytes;
     wr.mean_batch = w.steps > 0 ? static_cast<double>(w.samples) / static_cast<double>(w.steps) : 0;
     wr.compute_seconds = w.compute_seconds;
     wr.samples_per_second =
@@ -60,6 +61,10 @@ job_report make_report(stateful<job_state>* self, job_status status) {
         st.clock.step_seconds_total > 0 ? w.compute_seconds / st.clock.step_seconds_total : 0;
     r.workers.push_back(wr);
   }
+  std::int64_t wire = 0;
+  for (const auto& w : st.workers) wire += w.wire_bytes;
+  const auto steps_here = st.step - st.ckpt.resumed_from.value_or(0);
+  if (steps_here > 0) r.wire_bytes_per_step = static_cast<double>(wire) / steps_here;
   r.stale_dropped = st.gate.dropped();
   r.rebalances = st.stats.rebalances;
   r.imbalance_index = st.stats.mean_imbalance();

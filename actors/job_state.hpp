@@ -33,6 +33,7 @@ struct worker_slot {
   std::int64_t steps = 0;
   std::int64_t first_step = -1;
   double compute_seconds = 0.0;
+  std::int64_t wire_bytes = 0;
 };
 
 // Where the job's wall time goes, for the report and the last log line.

@@ -296,6 +296,7 @@ void on_step_done(job_self self, const msg::step_done& m, msg::local_ref<msg::gr
   if (!second) w.steps += 1;
   if (w.first_step < 0) w.first_step = m.step;
   w.compute_seconds += m.compute_seconds;
+  w.wire_bytes += m.wire_bytes;
   st.stats.on_worker(r, m.samples, m.grad_sq_norm, m.compute_seconds);
   st.step_stats.loss_sum += m.loss_sum;
   st.step_stats.samples += static_cast<std::size_t>(m.samples);

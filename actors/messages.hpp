@@ -99,6 +99,7 @@ struct step_done {
   double compute_seconds = 0.0;  // the device's own measure (including sim stretch)
   double gate_wait_seconds = 0.0;
   double gather_seconds = 0.0;  // copying the slice's rows into a contiguous batch
+  std::int64_t wire_bytes = 0;  // moved between processes for this slice (a device in an agent)
 };
 
 // job -> parameter_server shard: every member reported; sum the pushed gradients in `ranks`
@@ -491,7 +492,8 @@ TROUPE_INSPECT(compute_cmd, x.job, x.generation, x.step, x.version, x.rank, x.of
                x.early)
 TROUPE_INSPECT(go_step, x.job, x.generation, x.step)
 TROUPE_INSPECT(step_done, x.job, x.generation, x.step, x.rank, x.samples, x.loss_sum, x.correct,
-               x.grad_sq_norm, x.compute_seconds, x.gate_wait_seconds, x.gather_seconds)
+               x.grad_sq_norm, x.compute_seconds, x.gate_wait_seconds, x.gather_seconds,
+               x.wire_bytes)
 TROUPE_INSPECT(reduce_cmd, x.job, x.generation, x.step, x.ranks, x.total_samples)
 TROUPE_INSPECT(local_cmd, x.job, x.generation, x.step, x.ranks, x.average)
 TROUPE_INSPECT(applied, x.job, x.generation, x.step, x.shard, x.version, x.grad_sq)

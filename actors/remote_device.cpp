@@ -118,6 +118,14 @@ class remote_device final : public devices::device {
     if (timing) {
       timing->compute_seconds = r.compute_seconds;
       timing->gate_wait_seconds = r.gate_wait_seconds;
+      // The payloads only: the heads are a few dozen bytes.
+      std::uint64_t moved = (h.params + b.size * features_) * sizeof(float);
+      if (b.labels) moved += b.size * sizeof(std::int32_t);
+      if (b.targets) moved += b.size * sizeof(float);
+      if (b.weights) moved += b.size * sizeof(float);
+      if (grad_sum) moved += h.params * sizeof(float);
+      if (b.sample_loss) moved += b.size * sizeof(float);
+      timing->transfer_bytes = moved;
     }
     models::step_stats s;
     s.loss_sum = r.loss_sum;

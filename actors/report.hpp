@@ -22,6 +22,7 @@ struct worker_report {
   std::int64_t samples = 0;
   std::int64_t steps = 0;        // steps in which the worker had a non-empty slice
   std::int64_t first_step = -1;  // the first step it computed (-1: none); elastic joins show here
+  std::int64_t wire_bytes = 0;   // moved between processes (a device in an agent; 0 here)
   double mean_batch = 0.0;
   double samples_per_second = 0.0;  // samples / compute_seconds
   double compute_seconds = 0.0;
@@ -82,7 +83,9 @@ struct job_report {
   double finished_s = 0.0;
   double wall_seconds = 0.0;
   double samples_per_second = 0.0;  // trained samples / time spent in steps
-  double train_loss = 0.0;          // mean over the steps of the last pass
+  // Bytes moved between processes per step of this run (devices in agents; 0 in one process).
+  double wire_bytes_per_step = 0.0;
+  double train_loss = 0.0;  // mean over the steps of the last pass
   double test_loss = 0.0;
   double test_accuracy = 0.0;
   param_report params;

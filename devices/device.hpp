@@ -4,6 +4,7 @@
 // one machine) and cuda (built when nvcc is found). devices/ knows nothing of the network or of
 // actors; a device_worker actor owns one device and calls it from its own thread.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,9 @@ struct step_timing {
   // host thread waking and waiting for a core). A sim device counts it as part of its stretch,
   // and of compute_seconds, as if it had started when its inputs were ready.
   double start_lag_seconds = 0.0;
+  // Out: bytes the call moved between processes (parameters and rows out, the gradient back),
+  // for a device that computes in another process; 0 for one that computes here.
+  std::uint64_t transfer_bytes = 0;
 };
 
 class device {
