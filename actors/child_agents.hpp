@@ -1,14 +1,21 @@
 #pragma once
 // `process: separate` groups: `troupe run` starts one `troupe agent` child per such group on
 // this host, joined to its own listener on loopback, so the cross-process path is one command
-// away. The children exit when the run says bye; whatever is left is killed and reaped when the
-// runtime ends.
+// away. A child that dies while the run goes on (killed, crashed) is started again, at most
+// `max_respawns` times per group in a minute, so the group's workers find an agent when their
+// supervisor restarts them. The children exit when the run says bye; whatever is left is killed
+// and reaped when this object goes.
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/child_process.hpp"
+#include "core/clock.hpp"
 #include "core/config.hpp"
 
 namespace troupe::actors {
@@ -16,10 +23,42 @@ namespace troupe::actors {
 // The groups of `cluster` whose workers compute in an agent (process: separate or agent).
 std::vector<config::group_config> agent_groups(const config::cluster_config& cluster);
 
-// Starts `program agent --join 127.0.0.1:PORT --group G --name G ...` for each separate group.
-// The token, when set, goes through the environment (TROUPE_TOKEN), never the command line.
-std::vector<std::unique_ptr<child_process>> start_child_agents(
-    const std::string& program, const config::cluster_config& cluster, std::uint16_t port,
-    const std::string& token);
+class child_agents {
+ public:
+  static constexpr int max_respawns = 5;
+
+  // Starts `program agent --join 127.0.0.1:PORT --group G --name G ... --parent PID` for each
+  // separate group of `cluster`. The token, when set, goes through the environment
+  // (TROUPE_TOKEN), never the command line. `log` gets a line per respawn.
+  child_agents(const std::string& program, const config::cluster_config& cluster,
+               std::uint16_t port, const std::string& token,
+               std::function<void(const std::string&)> log);
+  ~child_agents();  // stop(5)
+  child_agents(const child_agents&) = delete;
+  child_agents& operator=(const child_agents&) = delete;
+
+  // The run is over: no more respawns (the children are about to exit on the bye).
+  void stop_respawning();
+  // stop_respawning, then each child gets `grace` seconds to exit before SIGKILL.
+  void stop(double grace);
+
+ private:
+  struct child {
+    std::string group;
+    std::vector<std::string> argv;
+    std::unique_ptr<child_process> process;
+    std::vector<steady::time_point> respawns;
+  };
+  void watch();
+
+  std::vector<std::string> env_;
+  std::function<void(const std::string&)> log_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool respawning_ = true;
+  bool stopped_ = false;
+  std::vector<child> children_;
+  std::thread watcher_;
+};
 
 }  // namespace troupe::actors

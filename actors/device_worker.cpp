@@ -231,7 +231,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
   st.setup = setup;
   // Edge 1 / 3.
   try {
-    st.device = setup->remote ? make_remote_device(self->system(), *setup)
+    st.device = setup->agents ? make_remote_device(self->system(), *setup)
                               : devices::make_device(setup->device);
     st.device->set_share(setup->job_name, setup->share->load());
     st.model = setup->prototype->clone();

@@ -16,16 +16,10 @@ caf::actor spawn_one(self_ptr self, const caf::actor& job, const msg::spawn_work
                      msg::local_ref<worker_setup> setup) {
   auto& st = self->state;
   if (st.agents) {
-    // The agent that hosts the group now; a copy, since the job's setup is shared.
+    // The worker finds the agent that hosts the group when it starts (a restart finds one that
+    // came back); a copy, since the job's setup is shared.
     auto placed = std::make_shared<worker_setup>(*setup);
-    placed->remote = st.agents->find(st.group.name);
-    placed->rendezvous = st.agents->store();
-    if (!placed->remote) {
-      // No agent holds the group: the worker fails at once (the device cannot be reached).
-      placed->remote = hosted_group{};
-      placed->remote->agent_name = "(none)";
-      placed->remote->lost->abort("no agent hosts group '" + st.group.name + "'");
-    }
+    placed->agents = st.agents;
     setup = msg::local_ref<worker_setup>{std::move(placed)};
   }
   auto w = st.factory ? st.factory(self, job, spec, setup)

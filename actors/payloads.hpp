@@ -70,11 +70,10 @@ struct worker_setup {
   devices::device_spec device;
   std::shared_ptr<const models::model> prototype;
   models::model_spec model_spec;  // what the prototype was built from (an agent rebuilds it)
-  // A group whose `process` is not local: the agent that computes for this worker (its
-  // supervisor fills it in from the agent directory at every spawn), and the run's rendezvous
-  // store. Empty: the device is built in this process.
-  std::optional<hosted_group> remote;
-  caf::actor rendezvous;
+  // A group whose `process` is not local: where the worker finds the agent that computes for
+  // it (its supervisor sets it at every spawn), the store included. Null: the device is built in
+  // this process.
+  std::shared_ptr<const agent_directory> agents;
   data_bundle data;
   std::shared_ptr<param_store> params;
   // sync: allreduce resumed from a checkpoint: the optimizer state every replica starts from

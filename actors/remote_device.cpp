@@ -25,6 +25,8 @@ namespace wire = remote_wire;
 
 // How long the agent has to answer host_worker, and both ends to meet in the store.
 constexpr double setup_seconds = 10.0;
+// How long a starting worker waits for its group's agent to be there.
+constexpr int agent_return_seconds = 30;
 // How often a wait looks at the incarnation's cancel token.
 constexpr auto cancel_slice = std::chrono::milliseconds(50);
 
@@ -164,10 +166,27 @@ class remote_device final : public devices::device {
   std::uint64_t calls_ = 0;
 };
 
+// The agent that hosts the worker's group, waiting for one (a restarted child agent, or one
+// that rejoins after a partition) up to agent_return_seconds, as long as the incarnation is not
+// released.
+hosted_group agent_of(const worker_setup& setup) {
+  const auto until = steady::now() + std::chrono::seconds(agent_return_seconds);
+  for (;;) {
+    if (auto h = setup.agents->find(setup.group); h && !h->lost->aborted()) return *h;
+    if (setup.cancel && setup.cancel->cancelled())
+      throw troupe::runtime_failure("released while waiting for an agent of group '" + setup.group +
+                                    "'");
+    if (steady::now() >= until)
+      throw troupe::runtime_failure("no agent hosts group '" + setup.group + "' (waited " +
+                                    std::to_string(agent_return_seconds) + " s)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 msg::host_worker request_of(const worker_setup& setup, const std::string& prefix) {
   msg::host_worker w;
   w.prefix = prefix;
-  w.store = setup.rendezvous;
+  w.store = setup.agents->store();
   w.control_host = host_name();
   w.device = setup.device.kind;
   w.device_name = setup.device.name;
@@ -189,9 +208,8 @@ msg::host_worker request_of(const worker_setup& setup, const std::string& prefix
 
 std::unique_ptr<devices::device> make_remote_device(caf::actor_system& sys,
                                                     const worker_setup& setup) {
-  const auto& agent = *setup.remote;
+  const auto agent = agent_of(setup);
   const std::string who = "agent '" + agent.agent_name + "'";
-  if (agent.lost->aborted()) throw troupe::runtime_failure(agent.lost->reason());
   // One link per worker incarnation: a restarted worker meets the agent under new keys.
   static std::atomic<std::uint64_t> serial{0};
   const std::string prefix = "remote/" + setup.job_name + "/" + setup.device.name + "/" +
@@ -216,7 +234,7 @@ std::unique_ptr<devices::device> make_remote_device(caf::actor_system& sys,
   if (!answer.accepted)
     throw troupe::runtime_failure(who + " cannot host " + setup.device.name + ": " + answer.reason);
 
-  collectives::actor_store store{sys, setup.rendezvous};
+  collectives::actor_store store{sys, setup.agents->store()};
   collectives::zmq_connect_options o;
   o.rendezvous = &store;
   o.rank = 0;

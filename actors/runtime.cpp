@@ -42,8 +42,8 @@ struct runtime::impl {
   caf::actor registry;  // with opts.listen
   std::uint16_t port = 0;
   std::shared_ptr<actors::agent_records> agents;
-  std::shared_ptr<actors::agent_directory> directory;    // with listen
-  std::vector<std::unique_ptr<child_process>> children;  // process: separate groups
+  std::shared_ptr<actors::agent_directory> directory;  // with listen
+  std::unique_ptr<actors::child_agents> children;      // process: separate groups
   bool started = false;
 };
 
@@ -95,6 +95,7 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
 
 runtime::~runtime() {
   if (!impl_->sys) return;
+  if (impl_->children) impl_->children->stop_respawning();
   if (impl_->registry) caf::anon_send(impl_->registry, msg::agent_bye_atom_v);
   caf::anon_send_exit(impl_->tm, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->hub, caf::exit_reason::user_shutdown);
@@ -104,7 +105,7 @@ runtime::~runtime() {
   impl_->hub = nullptr;
   impl_->sys->await_all_actors_done();
   // Child agents leave on the bye; one that does not within 5 s is killed.
-  for (auto& c : impl_->children) c->stop(5.0);
+  if (impl_->children) impl_->children->stop(5.0);
 }
 
 void runtime::register_model(const std::string& kind, models::model_factory factory) {
@@ -158,8 +159,11 @@ void runtime::start() {
     for (const auto& g : actors::agent_groups(impl_->cfg.cluster))
       lo.groups.push_back({g.name, g.device, g.count});
     lo.on_listening = [this](std::uint16_t port) {
-      impl_->children = actors::start_child_agents(impl_->opts.agent_program, impl_->cfg.cluster,
-                                                   port, impl_->opts.join_token);
+      impl_->children = std::make_unique<actors::child_agents>(
+          impl_->opts.agent_program, impl_->cfg.cluster, port, impl_->opts.join_token,
+          [hub = impl_->hub](const std::string& line) {
+            caf::anon_send(hub, msg::log_line{0, 0, "agents", line});
+          });
     };
     lo.log = [hub = impl_->hub](const std::string& line) {
       caf::anon_send(hub, msg::log_line{0, 0, "agents", line});
@@ -206,6 +210,7 @@ run_report runtime::wait() {
   self->request(impl_->hub, std::chrono::seconds(10), msg::query_atom_v)
       .receive([](bool) {}, [](caf::error&) {});
   // The run is over: joined agents exit instead of waiting to rejoin.
+  if (impl_->children) impl_->children->stop_respawning();
   if (impl_->registry) caf::anon_send(impl_->registry, msg::agent_bye_atom_v);
   if (impl_->agents) {
     std::lock_guard<std::mutex> lock(impl_->agents->mu);

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -26,7 +27,8 @@ namespace {
 using troupe::testing::relative_l2;
 
 // An MLP on Fashion-MNIST, 200 deterministic steps over three groups in `process`.
-std::string config_text(const std::string& process, const std::string& sync) {
+std::string config_text(const std::string& process, const std::string& sync,
+                        const std::string& supervision = "{crash: migrate, hang: migrate}") {
   const std::string p = "process: " + process;
   return "cluster:\n  groups:\n"
          "    - {name: a, device: cpu, count: 1, threads: 1, weight: 1.0, " +
@@ -51,7 +53,9 @@ std::string config_text(const std::string& process, const std::string& sync) {
          "    sync: " +
          sync +
          "\n"
-         "    supervision: {crash: migrate, hang: migrate}\n"
+         "    supervision: " +
+         supervision +
+         "\n"
          "    seed: 7\n"
          "    deterministic: true\n";
 }
@@ -60,6 +64,7 @@ std::string config_text(const std::string& process, const std::string& sync) {
 struct run_result {
   troupe::job_report job;
   std::vector<troupe::agent_report> agents;
+  std::vector<std::string> agent_log;  // the registry's and the child agents' lines
 };
 
 // Runs the config; at step `at` (if > 0) calls `hurt(pid of agent a)` once.
@@ -72,10 +77,16 @@ run_result run(const std::string& yaml, std::int64_t at = 0,
   troupe::runtime rt(troupe::config::parse_config(yaml, "remote.yaml"), opts);
   std::mutex mu;
   std::map<std::string, pid_t> pids;
+  std::vector<std::string> log;
   std::atomic<bool> hurt_once{false};
   rt.on_log([&](const std::string& job, const std::string& line) {
     // "joined: agent a (group a: ... pid 123)"
-    if (job != "agents" || line.rfind("joined: agent ", 0) != 0) return;
+    if (job != "agents") return;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      log.push_back(line);
+    }
+    if (line.rfind("joined: agent ", 0) != 0) return;
     const auto name_end = line.find(' ', 14);
     const auto pid_at = line.rfind("pid ");
     if (name_end == std::string::npos || pid_at == std::string::npos) return;
@@ -94,7 +105,8 @@ run_result run(const std::string& yaml, std::int64_t at = 0,
   auto report = rt.run();
   REQUIRE(report.jobs.size() == 1);
   if (at > 0) CHECK(hurt_once.load());
-  return {report.jobs[0], report.agents};
+  std::lock_guard<std::mutex> lock(mu);
+  return {report.jobs[0], report.agents, log};
 }
 
 void check_completed(const troupe::job_report& j) {
@@ -135,6 +147,25 @@ TEST_CASE("an agent killed with SIGKILL at step 50: the job completes with no lo
   const auto hurt = run(config_text("separate", sync), 50, [](pid_t pid) { ::kill(pid, SIGKILL); });
   check_completed(hurt.job);
   CHECK(hurt.job.faults.failures_by_class.count("crash") == 1);
+  const double d = relative_l2(*hurt.job.final_params, *clean.job.final_params);
+  CAPTURE(d);
+  CHECK(d <= 1e-5);
+}
+
+TEST_CASE("a killed child agent is started again, and its worker restarted on it") {
+  const auto sync = std::string("{mode: ps, ps_shards: 2}");
+  const auto clean = run(config_text("separate", sync));
+  const auto hurt = run(config_text("separate", sync, "{crash: restart}"), 50,
+                        [](pid_t pid) { ::kill(pid, SIGKILL); });
+  check_completed(hurt.job);
+  CHECK(hurt.job.faults.failures_by_class.count("crash") == 1);
+  CHECK(hurt.job.faults.restarts >= 1);
+  CHECK(hurt.job.faults.migrations == 0);
+  const bool respawned =
+      std::any_of(hurt.agent_log.begin(), hurt.agent_log.end(), [](const std::string& l) {
+        return l.rfind("child agent a ended (killed by signal 9); started again", 0) == 0;
+      });
+  CHECK(respawned);
   const double d = relative_l2(*hurt.job.final_params, *clean.job.final_params);
   CAPTURE(d);
   CHECK(d <= 1e-5);
