@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
+#include <limits>
 
 #include "actors/remote_wire.hpp"
 #include "collectives/communicator.hpp"
@@ -55,12 +57,33 @@ struct hosted {
   std::vector<std::int32_t> labels;
 };
 
+// Receives `count` values of T as part `part` of call `call`. The frame's size is checked
+// before the buffer grows, so a head that claims absurd counts is a protocol error naming the
+// peer, not an allocation of that size; and after the receive too, since an empty frame
+// passes no piece to the callback (receive_into would take it for any size).
 template <class T>
 void take(collectives::peer_link& link, std::uint32_t call, std::uint32_t part,
           std::vector<T>& into, std::size_t count, const collectives::op_context& ctx) {
+  const auto check = [&](std::size_t total) {
+    if (total % sizeof(T) != 0 || total / sizeof(T) != count)
+      throw collectives::collective_error(collectives::failure_kind::protocol, link.peer(),
+                                          ctx.op_name + ": " + link.peer().describe() + " sent " +
+                                              std::to_string(total) + " bytes where " +
+                                              std::to_string(count) + " values of " +
+                                              std::to_string(sizeof(T)) + " bytes were expected");
+  };
+  const auto got = link.receive(
+      wire::tag(call, part),
+      [&](const std::byte* piece, std::size_t bytes, std::size_t offset, std::size_t total) {
+        if (offset == 0) {
+          check(total);
+          into.resize(count);
+        }
+        std::memcpy(reinterpret_cast<std::byte*>(into.data()) + offset, piece, bytes);
+      },
+      ctx);
+  check(got.bytes);
   into.resize(count);
-  link.receive_into(wire::tag(call, part), reinterpret_cast<std::byte*>(into.data()),
-                    count * sizeof(T), ctx);
 }
 
 // One call: its parts in, the device run, the answer out. A failure of the model or device
@@ -73,6 +96,12 @@ void serve_call(hosted& h, collectives::peer_link& link, std::uint32_t n,
         "peer " + link.peer().describe() + " asked for " + std::to_string(head.features) +
             " features and " + std::to_string(head.params) + " parameters; this model has " +
             std::to_string(h.features) + " and " + std::to_string(h.model->param_count()));
+  if (h.features > 0 &&
+      head.rows > std::numeric_limits<std::size_t>::max() / sizeof(float) / h.features)
+    throw collectives::collective_error(collectives::failure_kind::protocol, link.peer(),
+                                        "peer " + link.peer().describe() + " asked for " +
+                                            std::to_string(head.rows) + " rows of " +
+                                            std::to_string(h.features) + " features");
   const auto rows = static_cast<std::size_t>(head.rows);
   take(link, n, wire::params, h.params, h.model->param_count(), parts);
   take(link, n, wire::rows, h.x, rows * h.features, parts);

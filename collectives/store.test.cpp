@@ -5,11 +5,13 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/exit_reason.hpp>
+#include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
 #include "collectives/allreduce.hpp"
 #include "collectives/memory_store.hpp"
 #include "collectives/store_actor.hpp"
+#include "collectives/store_messages.hpp"
 #include "collectives/testing.hpp"
 #include "collectives/zmq/zmq_link.hpp"
 #include "collectives/zmq_store.hpp"
@@ -92,4 +94,28 @@ TEST_CASE_FIXTURE(caf_fixture, "ranks rendezvous through the store server and al
     bad[static_cast<std::size_t>(rank)] = wrong;
   });
   CHECK(testing::first_failure(errors, bad) == "");
+}
+
+TEST_CASE_FIXTURE(caf_fixture, "waits of clients whose tickets collide are each answered") {
+  // Clients in other processes (agents, over CAF's middleman) draw their tickets from the same
+  // ranges as this process's: two waits pending with one ticket must both be answered.
+  caf::scoped_actor first{sys}, second{sys};
+  const std::uint64_t ticket = std::uint64_t{1} << 40;
+  first->send(store_actor, st_wait_atom_v, store_keys{{"first"}}, ticket, std::int64_t{20000});
+  second->send(store_actor, st_wait_atom_v, store_keys{{"second"}}, ticket, std::int64_t{20000});
+  actor_store setter{sys, store_actor};  // sends after the waits: the actor sees them first
+  setter.set("first", "1");
+  setter.set("second", "2");
+  for (auto* client : {&first, &second}) {
+    bool answered = false;
+    std::string missing = "?";
+    (*client)->receive(
+        [&](st_done_atom, std::uint64_t t, const std::string& m) {
+          answered = t == ticket;
+          missing = m;
+        },
+        caf::after(std::chrono::seconds(10)) >> [] {});
+    CHECK(answered);
+    CHECK(missing == "");
+  }
 }

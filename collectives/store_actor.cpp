@@ -15,11 +15,16 @@ namespace {
 struct waiter {
   std::vector<std::string> keys;
   caf::actor reply_to;
+  std::uint64_t ticket;  // the client's, echoed in st_done
 };
 
 struct store_state {
   std::map<std::string, std::string> values;
-  std::map<std::uint64_t, waiter> waiters;  // by ticket (unique: see fresh_ticket_base)
+  // By an id of the actor's own: clients' tickets are unique within a process only (see
+  // fresh_ticket_base), and clients in other processes (agents, over CAF's middleman) draw the
+  // same ones; keyed by ticket, a second wait replaced the first, which then never heard back.
+  std::map<std::uint64_t, waiter> waiters;
+  std::uint64_t next_waiter = 0;
   static inline const char* name = "rendezvous_store";
 
   std::string missing(const std::vector<std::string>& keys) const {
@@ -36,7 +41,7 @@ caf::behavior store_behavior(caf::stateful_actor<store_state>* self) {
         self->state.values[key] = value;
         for (auto it = self->state.waiters.begin(); it != self->state.waiters.end();) {
           if (self->state.missing(it->second.keys).empty()) {
-            self->send(it->second.reply_to, st_done_atom_v, it->first, std::string{});
+            self->send(it->second.reply_to, st_done_atom_v, it->second.ticket, std::string{});
             it = self->state.waiters.erase(it);
           } else {
             ++it;
@@ -55,13 +60,14 @@ caf::behavior store_behavior(caf::stateful_actor<store_state>* self) {
           self->send(reply_to, st_done_atom_v, ticket, std::string{});
           return;
         }
-        self->state.waiters[ticket] = waiter{keys.keys, reply_to};
-        self->delayed_send(self, std::chrono::milliseconds(timeout_ms), st_expire_atom_v, ticket);
+        const auto id = ++self->state.next_waiter;
+        self->state.waiters[id] = waiter{keys.keys, reply_to, ticket};
+        self->delayed_send(self, std::chrono::milliseconds(timeout_ms), st_expire_atom_v, id);
       },
-      [=](st_expire_atom, std::uint64_t ticket) {
-        auto it = self->state.waiters.find(ticket);
+      [=](st_expire_atom, std::uint64_t id) {
+        auto it = self->state.waiters.find(id);
         if (it == self->state.waiters.end()) return;
-        self->send(it->second.reply_to, st_done_atom_v, ticket,
+        self->send(it->second.reply_to, st_done_atom_v, it->second.ticket,
                    self->state.missing(it->second.keys));
         self->state.waiters.erase(it);
       },

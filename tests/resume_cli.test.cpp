@@ -1,5 +1,8 @@
 // Checkpoints through the real binary: `kill -9` of the whole `troupe run`
 // process mid-job, then `--resume`: the job completes and loses at most one checkpoint interval.
+// Also with groups that compute in child agents (`process: separate`): the agents of the killed
+// control process exit by themselves (--parent, PR_SET_PDEATHSIG), and the resumed run starts
+// agents of its own.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -12,10 +15,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,20 +40,27 @@ fs::path scratch() {
 constexpr int every_steps = 20;
 constexpr int max_steps = 3000;
 
-std::string config(const fs::path& ckpt) {
+// The cluster of the first test: one in-process group of two cpu devices.
+const char* const local_groups =
+    "    - {name: cpu, device: cpu, count: 2, threads: 1, weight: 1}\n";
+
+std::string config(const fs::path& ckpt, const std::string& job = "killme",
+                   const std::string& groups = local_groups, const std::string& sync = "",
+                   int steps = max_steps) {
   return "cluster:\n"
-         "  groups:\n"
-         "    - {name: cpu, device: cpu, count: 2, threads: 1, weight: 1}\n"
+         "  groups:\n" +
+         groups +
          "jobs:\n"
-         "  - name: killme\n"
+         "  - name: " +
+         job +
+         "\n"
          "    model: {kind: mlp, hidden: [64]}\n"
          "    data: {dataset: synthetic, synthetic: {samples: 4096}}\n"
          "    optimizer: {kind: adam, lr: 0.001}\n"
          "    batch: 64\n"
          "    epochs: 100\n"
          "    max_steps: " +
-         std::to_string(max_steps) +
-         "\n"
+         std::to_string(steps) + "\n" + (sync.empty() ? "" : "    sync: " + sync + "\n") +
          "    seed: 3\n"
          "    checkpoint: {dir: " +
          ckpt.string() + ", every_steps: " + std::to_string(every_steps) + "}\n";
@@ -72,17 +84,63 @@ long long last_logged_step(const fs::path& log) {
   return last;
 }
 
-}  // namespace
+// A config whose job is killed mid-run and resumed.
+struct kill_case {
+  std::string job;     // the job's name, and the sub-directory of the scratch dir it runs in
+  std::string groups;  // the cluster's groups
+  std::string sync;    // the job's sync map; "" for the default
+  std::string slowed;  // the worker the first run slows down from step 60 on
+  int steps = max_steps;
+  int agents = 0;  // child agents of the control process (process: separate groups)
+};
 
-TEST_CASE("kill -9 mid-job, then --resume: completes, losing at most one checkpoint interval") {
+// Two cpu groups, each computing in a child agent of `troupe run`.
+const char* const separate_groups =
+    "    - {name: a, device: cpu, count: 1, threads: 1, weight: 1, process: separate}\n"
+    "    - {name: b, device: cpu, count: 1, threads: 1, weight: 1, process: separate}\n";
+
+// The pids of the agents the control process saw join, from its "[agents] joined: agent NAME
+// (group ... pid N)" lines.
+std::vector<pid_t> joined_agents(const std::string& output) {
+  static const std::regex joined(R"(\[agents\] joined: agent \S+ \(group [^\n]* pid (\d+)\))");
+  std::vector<pid_t> pids;
+  for (std::sregex_iterator it(output.begin(), output.end(), joined), end; it != end; ++it)
+    pids.push_back(static_cast<pid_t>(std::stol((*it)[1])));
+  return pids;
+}
+
+// Whether `pid` has exited. An orphan is reaped by init; a zombie that no one reaps yet (init
+// here may not be a real init) has exited too.
+bool exited(pid_t pid) {
+  if (::kill(pid, 0) != 0) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');  // "PID (COMM) STATE ...": COMM may hold anything
+  return close == std::string::npos || close + 2 >= text.size() || text[close + 2] == 'Z' ||
+         text[close + 2] == 'X';
+}
+
+// Starts `troupe run` on the case's config in the background, kills it with SIGKILL once two
+// checkpoints exist, checks that its agents (if any) exit by themselves, then resumes with
+// --resume: the job completes and loses at most one checkpoint interval.
+void kill_then_resume(const kill_case& k) {
   REQUIRE_MESSAGE(fs::exists(troupe_binary()), "build the troupe target first");
-  const auto dir = scratch();
+  const auto dir = scratch() / k.job;
   const auto ckpt = dir / "ckpt";
   const auto logs = dir / "logs";
-  fs::remove_all(ckpt);
-  fs::remove_all(logs);
-  const auto cfg = dir / "killme.yaml";
-  std::ofstream(cfg) << config(ckpt);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // Removes the case's files however it ends, and the scratch dir once it is empty.
+  struct remove_on_exit {
+    fs::path dir;
+    ~remove_on_exit() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      fs::remove(dir.parent_path(), ec);
+    }
+  } cleanup{dir};
+  const auto cfg = dir / (k.job + ".yaml");
+  std::ofstream(cfg) << config(ckpt, k.job, k.groups, k.sync, k.steps);
 
   // Start it in the background.
   posix_spawn_file_actions_t fa;
@@ -94,44 +152,74 @@ TEST_CASE("kill -9 mid-job, then --resume: completes, losing at most one checkpo
   // From step 60 on, every step of the first run waits 50 ms: it cannot end before the two
   // checkpoints (steps 20 and 40) are seen and it is killed, however the poller below is
   // scheduled. Faults are not part of a checkpoint's identity, so the resume runs at full speed.
-  std::vector<char*> argv = {const_cast<char*>(bin.c_str()),
-                             const_cast<char*>("run"),
-                             const_cast<char*>(cfg_s.c_str()),
-                             const_cast<char*>("--log-dir"),
-                             const_cast<char*>(logs_s.c_str()),
-                             const_cast<char*>("--quiet"),
-                             const_cast<char*>("--inject"),
-                             const_cast<char*>("delay:cpu/0+50@60-"),
-                             nullptr};
+  // With agents, not --quiet: their pids come from its "[agents] joined" lines.
+  const std::string slow = "delay:" + k.slowed + "+50@60-";
+  std::vector<char*> argv = {const_cast<char*>(bin.c_str()),    const_cast<char*>("run"),
+                             const_cast<char*>(cfg_s.c_str()),  const_cast<char*>("--log-dir"),
+                             const_cast<char*>(logs_s.c_str()), const_cast<char*>("--inject"),
+                             const_cast<char*>(slow.c_str())};
+  if (k.agents == 0) argv.push_back(const_cast<char*>("--quiet"));
+  argv.push_back(nullptr);
   pid_t pid = -1;
   REQUIRE(posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv.data(), environ) == 0);
   posix_spawn_file_actions_destroy(&fa);
 
-  // Wait (deadline 90 s) until two checkpoints exist, then kill -9 the whole process.
-  const troupe::checkpoint_store store((ckpt / "killme").string(), 0);
+  // Wait (deadline 90 s) until two checkpoints exist and the agents' joins are logged, then
+  // kill -9 the whole process.
+  const troupe::checkpoint_store store((ckpt / k.job).string(), 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  bool exited = false;
-  while (store.list().size() < 2 && std::chrono::steady_clock::now() < deadline) {
+  const auto agents_logged = [&] {
+    return k.agents == 0 ||
+           joined_agents(slurp(dir / "first.out")).size() >= static_cast<std::size_t>(k.agents);
+  };
+  bool exited_early = false;
+  while ((store.list().size() < 2 || !agents_logged()) &&
+         std::chrono::steady_clock::now() < deadline) {
     int status = 0;
     if (::waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
+      exited_early = true;
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  if (!exited) {
+  // The agents run while their control process does (the pids are theirs).
+  const auto agents = joined_agents(slurp(dir / "first.out"));
+  for (const pid_t a : agents) CHECK_FALSE(exited(a));
+  if (!exited_early) {
     ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
     CHECK(WIFSIGNALED(status));
   }
+
+  // Its agents were started with --parent: they die with it, by themselves (deadline 20 s; a
+  // lost control process would otherwise keep them rejoining for their 30 s join timeout).
+  std::vector<pid_t> alive;
+  if (k.agents > 0 && !exited_early) {
+    const auto killed_at = std::chrono::steady_clock::now();
+    const auto until = killed_at + std::chrono::seconds(20);
+    for (;;) {
+      alive.clear();
+      for (const pid_t a : agents)
+        if (!exited(a)) alive.push_back(a);
+      if (alive.empty() || std::chrono::steady_clock::now() >= until) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    for (const pid_t a : alive) ::kill(a, SIGKILL);  // leave nothing behind, whatever happened
+    MESSAGE(
+        k.job << ": " << agents.size() - alive.size() << " of " << agents.size() << " agents gone "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count()
+              << " s after the kill");
+  }
   INFO("first run output: " << slurp(dir / "first.out"));
-  REQUIRE_FALSE(exited);
+  REQUIRE_FALSE(exited_early);
+  CHECK(agents.size() == static_cast<std::size_t>(k.agents));
+  CHECK(alive.empty());
   REQUIRE(store.list().size() >= 2);
-  const long long killed_step = last_logged_step(logs / "killme.log");
+  const long long killed_step = last_logged_step(logs / (k.job + ".log"));
   const long long newest = store.list().back().step;
   REQUIRE(killed_step > 0);
-  REQUIRE(killed_step < max_steps);
+  REQUIRE(killed_step < k.steps);
 
   // Resume.
   const auto report = dir / "report.json";
@@ -146,18 +234,31 @@ TEST_CASE("kill -9 mid-job, then --resume: completes, losing at most one checkpo
   std::ifstream(report) >> j;
   const auto& job = j["jobs"][0];
   CHECK(job["status"] == "completed");
-  CHECK(job["steps"] == max_steps);
+  CHECK(job["steps"] == k.steps);
   REQUIRE(job["checkpoints"]["resumed_from_step"].is_number());
   const long long resumed = job["checkpoints"]["resumed_from_step"].get<long long>();
-  MESSAGE("killed after step " << killed_step << " (newest checkpoint file " << newest
-                               << "); resumed from step " << resumed << "; lost "
-                               << killed_step - resumed << " steps (interval " << every_steps
-                               << ")");
+  MESSAGE(k.job << ": killed after step " << killed_step << " (newest checkpoint file " << newest
+                << "); resumed from step " << resumed << "; lost " << killed_step - resumed
+                << " steps (interval " << every_steps << ")");
   CHECK(resumed >= killed_step - every_steps);
   CHECK(resumed <= killed_step);
   CHECK(slurp(dir / "second.out").find("resumed from step " + std::to_string(resumed)) !=
         std::string::npos);
-  fs::remove_all(dir);
+}
+
+}  // namespace
+
+TEST_CASE("kill -9 mid-job, then --resume: completes, losing at most one checkpoint interval") {
+  kill_then_resume({"killme", local_groups, "", "cpu/0", max_steps, 0});
+}
+
+TEST_CASE(
+    "kill -9 of a control process whose groups compute in child agents: the agents exit by "
+    "themselves, and --resume completes, losing at most one checkpoint interval") {
+  for (const std::string mode : {"ps", "allreduce"}) {
+    CAPTURE(mode);
+    kill_then_resume({"killsep-" + mode, separate_groups, "{mode: " + mode + "}", "a/0", 600, 2});
+  }
 }
 
 TEST_CASE("--resume of a directory that does not exist exits 2 naming the flag") {
