@@ -170,7 +170,7 @@ worker_hosts::~worker_hosts() {
   end_all("the agent is exiting");
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& t : threads_)
-    if (t.joinable()) t.join();
+    if (t.thread.joinable()) t.thread.join();
 }
 
 void worker_hosts::end_all(const std::string& why) {
@@ -202,8 +202,17 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stop_->aborted()) stop_ = std::make_shared<collectives::abort_signal>();
   const auto stop = stop_;
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    if (!it->done->load()) {
+      ++it;
+      continue;
+    }
+    it->thread.join();
+    it = threads_.erase(it);
+  }
   ++*serving_;
-  threads_.emplace_back([this, w, h, stop, serving = serving_] {
+  serving_thread t;
+  t.thread = std::thread([this, w, h, stop, serving = serving_, done = t.done] {
     const std::string who = w.device_name;
     try {
       collectives::actor_store store{sys_, w.store};
@@ -245,7 +254,9 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
       log_("stopped serving " + who + ": " + e.what());
     }
     --*serving;
+    done->store(true);
   });
+  threads_.push_back(std::move(t));
   return a;
 }
 

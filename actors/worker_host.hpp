@@ -3,6 +3,7 @@
 // builds the device and the model, answers, and serves that worker's calls on a thread of its
 // own until the control process closes the link, the agent leaves the run, or the peer breaks
 // the protocol (logged with the peer's name; only that link is closed).
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -40,7 +41,13 @@ class worker_hosts {
   std::function<void(const std::string&)> log_;
   std::shared_ptr<collectives::abort_signal> stop_ = std::make_shared<collectives::abort_signal>();
   mutable std::mutex mu_;
-  std::vector<std::thread> threads_;
+  // Serving threads with their "finished" flags: a finished one is joined at the next host(),
+  // so a long-lived agent does not collect one thread per worker it ever served.
+  struct serving_thread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
+  };
+  std::vector<serving_thread> threads_;
   std::shared_ptr<std::atomic<int>> serving_ = std::make_shared<std::atomic<int>>(0);
 };
 
