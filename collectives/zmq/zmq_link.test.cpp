@@ -131,3 +131,31 @@ TEST_CASE("abort from another thread ends a stuck allreduce quickly") {
   CHECK(errors[0].find("rank 1") != std::string::npos);
   MESSAGE("abort ended the wait after " << took << " s (deadline 10 s)");
 }
+
+TEST_CASE("receive_into refuses a payload of another size, an empty one included") {
+  for (const std::size_t sent : {0ul, 4ul, 12ul}) {
+    CAPTURE(sent);
+    memory_store store;
+    std::string error;
+    run_ranks(2, [&](int rank) {
+      communicator comm = connect(store, "ipc", rank, 2, "sizes");
+      op_context ctx;
+      ctx.deadline = deadline_in(10s);
+      message_header h;
+      h.op = 1;
+      h.bytes = sent;
+      if (rank == 0) {
+        const std::vector<std::byte> payload(sent, std::byte{7});
+        comm.link(1).wait_sent(comm.link(1).post(h, payload.data(), ctx), ctx);
+        return;
+      }
+      std::vector<std::byte> into(8);
+      try {
+        comm.link(0).receive_into(h, into.data(), into.size(), ctx);
+      } catch (const collective_error& e) {
+        if (e.kind() == failure_kind::protocol) error = e.what();
+      }
+    });
+    CHECK(error.find("rank 0") != std::string::npos);
+  }
+}
