@@ -152,6 +152,8 @@ bool on_restarted_ready(job_self self, const msg::worker_ready& m) {
   w.capability = m.capability;
   ++st.progress;
   apply(self, *c);
+  // A job paused below min_devices waits at the boundary: the worker joins now.
+  if (st.paused) next_step(self);
   return true;
 }
 

@@ -103,27 +103,6 @@ void begin_step(job_self self, msg::step_plan plan, const msg::local_ref<msg::in
 }
 
 // The step boundary: stop, let restarted workers join, or start the prefetched step.
-void next_step(job_self self) {
-  auto& st = self->state;
-  if (st.phase == job_phase::draining) {
-    finish(self, job_status::cancelled);
-    return;
-  }
-  if (should_stop(self)) {
-    // The last step's checkpoint, if one is being written, lands before the evaluation (4').
-    if (!checkpoint_hold(self, [self] { evaluate(self); })) evaluate(self);
-    return;
-  }
-  // Restarted workers enter here; the plan of this step is then asked again with them.
-  if (join_at_boundary(self)) return;
-  if (st.next_plan && st.next_plan->first.step == st.step) {
-    auto p = std::move(*st.next_plan);
-    st.next_plan.reset();
-    begin_step(self, std::move(p.first), p.second, true);
-  }
-  // Otherwise the plan is on its way: on_step_plan dispatches it.
-}
-
 void send_step_metrics(job_self self, double step_s) {
   auto& st = self->state;
   auto sm = tagged<msg::step_metrics>(self);
@@ -224,6 +203,48 @@ void reduce(job_self self) {
 
 }  // namespace
 
+bool held_below_min_devices(job_self self) {
+  auto& st = self->state;
+  const auto& elastic = st.launch.cfg.elastic;
+  if (!elastic) return false;
+  int members = 0;
+  for (std::size_t r = 0; r < st.workers.size(); ++r) members += st.mem.is_member(r) ? 1 : 0;
+  const std::string count = std::to_string(members) + " of min_devices " +
+                            std::to_string(elastic->min_devices) + " members";
+  if (members >= elastic->min_devices) {
+    if (st.paused) log(self, "resumed at step " + std::to_string(st.step) + ": " + count);
+    st.paused = false;
+    return false;
+  }
+  if (!st.paused)
+    log(self, "paused at step " + std::to_string(st.step) + ": " + count +
+                  "; waiting for devices to come back");
+  st.paused = true;
+  return true;
+}
+
+void next_step(job_self self) {
+  auto& st = self->state;
+  if (st.phase == job_phase::draining) {
+    finish(self, job_status::cancelled);
+    return;
+  }
+  if (should_stop(self)) {
+    // The last step's checkpoint, if one is being written, lands before the evaluation (4').
+    if (!checkpoint_hold(self, [self] { evaluate(self); })) evaluate(self);
+    return;
+  }
+  // Restarted workers enter here; the plan of this step is then asked again with them.
+  if (join_at_boundary(self)) return;
+  if (held_below_min_devices(self)) return;
+  if (st.next_plan && st.next_plan->first.step == st.step) {
+    auto p = std::move(*st.next_plan);
+    st.next_plan.reset();
+    begin_step(self, std::move(p.first), p.second, true);
+  }
+  // Otherwise the plan is on its way: on_step_plan dispatches it.
+}
+
 void request_plan(job_self self, std::int64_t step) {
   auto req = tagged<msg::plan_request>(self);
   req.step = step;
@@ -275,6 +296,8 @@ void on_step_plan(job_self self, msg::step_plan& plan, msg::local_ref<msg::index
   // The current step's plan goes out now; its successor's slices go out early (the workers
   // gather and park them) and start with go_step once this step is applied.
   if (plan.step == st.step && !step_live(self)) {
+    // Paused: the plan is asked again when a member joins (a new generation).
+    if (held_below_min_devices(self)) return;
     send_slices(self, plan, indices);
     begin_step(self, std::move(plan), indices, false);
   } else if (plan.step == st.step + 1) {

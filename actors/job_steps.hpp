@@ -16,5 +16,10 @@ void on_eval_done(job_self self, const msg::eval_done& m);
 void request_plan(job_self self, std::int64_t step);
 // The step in flight was handed out and is not applied yet.
 bool step_live(job_self self);
+// Elastic: fewer members than min_devices. The job holds at the step boundary (logged once)
+// until a restarted or new worker joins; the watchdog bounds the wait.
+bool held_below_min_devices(job_self self);
+// At a step boundary: the next step, an evaluation at the end, or a hold.
+void next_step(job_self self);
 
 }  // namespace troupe::actors

@@ -263,3 +263,25 @@ TEST_CASE("an elastic job takes in an agent that joins while it runs") {
     CHECK(late->stop(10.0) == 0);  // the run's end released it
   }
 }
+
+TEST_CASE("an elastic job below min_devices pauses until the restarted worker is back") {
+  const auto sync = std::string("{mode: ps, ps_shards: 2}");
+  auto with_min = [](std::string yaml) {
+    const std::string at = "    seed: 7\n";
+    yaml.insert(yaml.find(at), "    elastic: {min_devices: 3, max_devices: 3}\n");
+    return yaml;
+  };
+  const auto clean = run(config_text("separate", sync));
+  const auto hurt = run(with_min(config_text("separate", sync, "{crash: restart}")), 50,
+                        [](pid_t pid) { ::kill(pid, SIGKILL); });
+  check_completed(hurt.job);
+  CHECK(hurt.job.faults.restarts >= 1);
+  // The survivors finish the step in flight; then the job holds until agent a is started again
+  // and its worker rejoins, so every later step has all three devices.
+  const auto& a = hurt.job.workers[0];
+  CHECK(a.name == "a/0");
+  CHECK(a.steps >= 199);  // every step but the one it died in (a restart may come back in time)
+  const double d = relative_l2(*hurt.job.final_params, *clean.job.final_params);
+  CAPTURE(d);
+  CHECK(d <= 1e-5);
+}
