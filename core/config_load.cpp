@@ -177,11 +177,9 @@ group_config read_group(const context& cx, const YAML::Node& n, const std::strin
   v.only_with("shared", sim, "device: sim");
   v.boolean("shared", g.shared);
   v.enumeration("process", g.process);
-  if (g.process != group_process::local && g.device == device_kind::cuda)
-    v.fail("process", "a cuda group computes in the control process for now (process: local)");
-  if (g.process != group_process::local && g.shared)
-    v.fail("process",
-           "a shared group's devices are time-sliced inside one process (process: local)");
+  if (g.process != group_process::local && (g.device == device_kind::cuda || g.shared))
+    v.fail("process", std::string(g.shared ? "a shared" : "a cuda") +
+                          " group computes in the control process (process: local)");
   return g;
 }
 
@@ -416,10 +414,9 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
     }
   }
   if (const auto e = v.sub("elastic")) {
-    elastic_config el;
-    e->integer("min_devices", el.min_devices, at_least_one);
-    e->integer("max_devices", el.max_devices, at_least_one);
-    j.elastic = el;
+    j.elastic.emplace();
+    e->integer("min_devices", j.elastic->min_devices, at_least_one);
+    e->integer("max_devices", j.elastic->max_devices, at_least_one);
   }
   if (const auto r = job_rule_violation(j)) {
     if (r->section.empty()) v.fail(r->key, r->what);

@@ -1,0 +1,63 @@
+// The config keys of groups that compute in other processes and of elastic jobs:
+// cluster.groups[].process and jobs[].elastic.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/config_load.hpp"
+#include "core/error.hpp"
+
+using namespace troupe::config;
+
+namespace {
+
+std::string config(const std::string& group_line, const std::string& job_lines) {
+  return "cluster:\n  groups:\n    - {name: cpu, device: cpu, count: 2}\n" + group_line +
+         "jobs:\n  - name: a\n    data: {dataset: synthetic}\n    batch: 32\n" + job_lines;
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse_config(yaml, "bad.yaml");
+  } catch (const troupe::input_error& e) {
+    return e.what();
+  }
+  FAIL("expected an input_error for:\n" << yaml);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("process and elastic parse into their fields; the defaults are local and none") {
+  const auto plain = parse_config(config("", ""), "ok.yaml");
+  CHECK(plain.cluster.groups[0].process == troupe::group_process::local);
+  CHECK(!plain.jobs[0].elastic);
+  const auto c = parse_config(config("    - {name: far, device: sim, process: agent}\n"
+                                     "    - {name: kid, device: cpu, process: separate}\n",
+                                     "    elastic: {min_devices: 2, max_devices: 5}\n"),
+                              "ok.yaml");
+  CHECK(c.cluster.groups[1].process == troupe::group_process::agent);
+  CHECK(c.cluster.groups[2].process == troupe::group_process::separate);
+  REQUIRE(c.jobs[0].elastic);
+  CHECK(c.jobs[0].elastic->min_devices == 2);
+  CHECK(c.jobs[0].elastic->max_devices == 5);
+}
+
+TEST_CASE("process and elastic refusals name the file, line and key") {
+  auto has = [](const std::string& msg, const std::string& part) {
+    CHECK_MESSAGE(msg.find(part) != std::string::npos, msg);
+  };
+  const auto bad_name = error_of(config("    - {name: far, device: cpu, process: remote}\n", ""));
+  has(bad_name, "bad.yaml:4: cluster.groups[1].process");
+  has(bad_name, "local, separate, agent");
+  has(error_of(config("    - {name: g, device: cuda, process: agent}\n", "")),
+      "cluster.groups[1].process: a cuda group computes in the control process");
+  has(error_of(config("    - {name: s, device: sim, shared: true, process: separate}\n", "")),
+      "cluster.groups[1].process: a shared group computes in the control process");
+  has(error_of(config("", "    elastic: {min_devices: 3, max_devices: 2}\n")),
+      "jobs[0].elastic.min_devices: must not exceed max_devices (3 > 2)");
+  has(error_of(config("", "    elastic: {min_devices: 0}\n")), "jobs[0].elastic.min_devices");
+  has(error_of(config("", "    sync: {mode: allreduce}\n    elastic: {min_devices: 1}\n")),
+      "an elastic job needs sync.mode: ps");
+  has(error_of(config("", "    elastic: {min: 1}\n")), "jobs[0].elastic.min");
+}
