@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <numeric>
 #include <thread>
 
 #include <caf/scoped_actor.hpp>
@@ -41,7 +40,8 @@ class remote_device final : public devices::device {
         capability_(capability),
         features_(features),
         cancel_(std::move(cancel)),
-        call_seconds_(call_seconds) {}
+        call_seconds_(call_seconds),
+        op_name_("agent '" + agent_.agent_name + "' (" + spec_.name + ")") {}
   ~remote_device() override {
     comm_.close();
     // A dead agent never takes our goodbye, and ZeroMQ's context lingers 200 ms on it when the
@@ -72,7 +72,7 @@ class remote_device final : public devices::device {
     auto& link = comm_.link(1);
     collectives::close_on_throw guard{comm_};
     collectives::op_context ctx;
-    ctx.op_name = "agent '" + agent_.agent_name + "' (" + spec_.name + ")";
+    ctx.op_name = op_name_;
     ctx.abort = agent_.lost;
     const auto until = steady::now() + std::chrono::duration_cast<steady::duration>(
                                            std::chrono::duration<double>(call_seconds_));
@@ -162,6 +162,7 @@ class remote_device final : public devices::device {
   std::size_t features_;
   std::shared_ptr<cancel_token> cancel_;
   double call_seconds_;
+  std::string op_name_;  // how errors name this device's agent
   double share_ = 1.0;
   std::uint64_t calls_ = 0;
 };
@@ -235,27 +236,15 @@ std::unique_ptr<devices::device> make_remote_device(caf::actor_system& sys,
     throw troupe::runtime_failure(who + " cannot host " + setup.device.name + ": " + answer.reason);
 
   collectives::actor_store store{sys, setup.agents->store()};
-  collectives::zmq_connect_options o;
-  o.rendezvous = &store;
-  o.rank = 0;
-  o.size = 2;
-  o.peers = {1};
-  o.prefix = prefix;
-  o.deadline = steady::now() + std::chrono::seconds(static_cast<int>(setup_seconds));
-  // The same host, joined over loopback: unix sockets. Otherwise tcp on the interface that
-  // routes to the agent (the same host name in another network namespace is another host).
-  if (agent.host == host_name() && is_loopback(answer.data_host)) {
-    o.scheme = collectives::zmq_scheme::ipc;
-  } else {
-    o.scheme = collectives::zmq_scheme::tcp;
-    o.host = local_address_towards(answer.data_host);
-  }
-  auto comm = collectives::zmq_connect(o);
-  const auto& shape = setup.model_spec.input_shape;
-  const std::size_t features = std::accumulate(shape.begin(), shape.end(), std::size_t{1},
-                                               [](std::size_t a, std::size_t b) { return a * b; });
+  // tcp binds on the interface that routes to the agent (unused for ipc).
+  const bool loopback = is_loopback(answer.data_host);
+  auto comm = collectives::zmq_connect(wire::link_options(
+      0, prefix, store, agent.host, answer.data_host,
+      loopback ? answer.data_host : local_address_towards(answer.data_host),
+      std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(setup_seconds))));
   return std::make_unique<remote_device>(setup.device, agent, std::move(comm), answer.capability,
-                                         features, setup.cancel, setup.max_hang_seconds);
+                                         setup.model_spec.input_size(), setup.cancel,
+                                         setup.max_hang_seconds);
 }
 
 }  // namespace troupe::actors

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "collectives/peer_link.hpp"
+#include "collectives/zmq/zmq_link.hpp"
 
 namespace troupe::actors::remote_wire {
 
@@ -66,6 +67,14 @@ inline collectives::message_header tag(std::uint32_t call, std::uint32_t part,
   h.bytes = bytes;
   return h;
 }
+
+// One end of a worker's link (rank 0: the control process, rank 1: the agent), met under `prefix`
+// in `store`. ipc when `peer_host` (the other end's host name) is this host and the agent's data
+// address is loopback (the same host name in another network namespace is another host); tcp
+// bound on `bind_host` otherwise. Both ends decide with this one rule, so they choose alike.
+collectives::zmq_connect_options link_options(
+    int rank, const std::string& prefix, collectives::store& store, const std::string& peer_host,
+    const std::string& agent_data_host, const std::string& bind_host, steady::duration within);
 
 // Receives one plain struct as the whole payload of part `part` of call `call`.
 template <class T>

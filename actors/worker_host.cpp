@@ -11,8 +11,6 @@
 #include "collectives/zmq/zmq_link.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
-#include "core/host_address.hpp"
-#include "core/launcher_env.hpp"
 #include "devices/device.hpp"
 #include "models/model.hpp"
 
@@ -187,10 +185,10 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
   auto h = std::make_shared<hosted>();
   try {
     if (!w.store) throw input_error("no rendezvous store in the request");
+    const auto spec = model_of(w);
     h->device = devices::make_device(device_of(w));
-    h->model = models::make_model(model_of(w));
-    h->features = 1;
-    for (auto d : w.input_shape) h->features *= static_cast<std::size_t>(d);
+    h->model = models::make_model(spec);
+    h->features = spec.input_size();
   } catch (const std::exception& e) {
     a.reason = e.what();
     log_("cannot host " + w.device_name + ": " + a.reason);
@@ -216,21 +214,8 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
     const std::string who = w.device_name;
     try {
       collectives::actor_store store{sys_, w.store};
-      collectives::zmq_connect_options o;
-      o.rendezvous = &store;
-      o.rank = 1;
-      o.size = 2;
-      o.peers = {0};
-      o.prefix = w.prefix;
-      o.deadline = steady::now() + connect_within;
-      // The rule of actors/remote_device.cpp: both ends must choose alike.
-      if (w.control_host == host_name() && is_loopback(data_host_)) {
-        o.scheme = collectives::zmq_scheme::ipc;
-      } else {
-        o.scheme = collectives::zmq_scheme::tcp;
-        o.host = data_host_;
-      }
-      auto comm = collectives::zmq_connect(o);
+      auto comm = collectives::zmq_connect(wire::link_options(
+          1, w.prefix, store, w.control_host, data_host_, data_host_, connect_within));
       collectives::close_on_throw guard{comm};
       auto& link = comm.link(0);
       log_("serving " + who + " for " + link.peer().describe());

@@ -222,17 +222,10 @@ struct host_fixture {
     REQUIRE_MESSAGE(a.accepted, a.reason);
     CHECK(a.data_host == "127.0.0.1");
     collectives::actor_store store{sys, store_actor};
-    collectives::zmq_connect_options o;
-    o.rendezvous = &store;
-    o.rank = 0;
-    o.size = 2;
-    o.peers = {1};
-    o.prefix = w.prefix;
-    o.deadline = steady::now() + 20s;
-    o.scheme =
-        w.control_host == host_name() ? collectives::zmq_scheme::ipc : collectives::zmq_scheme::tcp;
-    o.host = "127.0.0.1";
-    return collectives::zmq_connect(o);
+    // The rule both ends use: the agent is on our host exactly when the request said we are on
+    // its host.
+    return collectives::zmq_connect(
+        wire::link_options(0, w.prefix, store, w.control_host, "127.0.0.1", "127.0.0.1", 20s));
   }
 
   // How the host names us (rank 0), from its "serving NAME for PEER" line.

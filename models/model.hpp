@@ -47,6 +47,13 @@ struct model_spec {
   // (at least one), so the default {16, 32, 128} reads as two convs and one fc layer.
   std::size_t conv_layers = 0;
   std::size_t kernel = 3;  // cnn only: odd conv kernel size, stride 1, 'same' padding
+
+  // Floats per input row: the product of input_shape.
+  std::size_t input_size() const {
+    std::size_t n = 1;
+    for (auto d : input_shape) n *= d;
+    return n;
+  }
 };
 
 class model {

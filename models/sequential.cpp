@@ -183,7 +183,7 @@ step_stats sequential::forward_backward(const float* params, const batch& b, flo
 
 step_stats sequential::evaluate(const float* params, const batch& b) {
   step_stats total;
-  const std::size_t in = product(spec_.input_shape);
+  const std::size_t in = spec_.input_size();
   for (std::size_t first = 0; first < b.size; first += eval_chunk) {
     const std::size_t n = std::min(eval_chunk, b.size - first);
     const float* out = forward(params, b.x + first * in, n);
