@@ -24,6 +24,19 @@ std::vector<config::group_config> agent_groups(const config::cluster_config& clu
   return out;
 }
 
+int agents_to_wait_for(const config::run_config& run) {
+  int needed = 0;
+  for (const auto& g : agent_groups(run.cluster)) {
+    bool rigid = g.process == group_process::separate;
+    for (const auto& j : run.jobs)
+      rigid = rigid || (!j.elastic &&
+                        (j.resources.empty() || std::find(j.resources.begin(), j.resources.end(),
+                                                          g.name) != j.resources.end()));
+    if (rigid) ++needed;
+  }
+  return needed;
+}
+
 child_agents::child_agents(const std::string& program, const config::cluster_config& cluster,
                            std::uint16_t port, const std::string& token,
                            std::function<void(const std::string&)> log)

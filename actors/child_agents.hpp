@@ -22,6 +22,10 @@ namespace troupe::actors {
 
 // The groups of `cluster` whose workers compute in an agent (process: separate or agent).
 std::vector<config::group_config> agent_groups(const config::cluster_config& cluster);
+// How many agents a run waits for before any job starts: one per separate group, and one per
+// agent group that a job which is not elastic uses (an elastic job starts with min_devices and
+// takes in the others as they join).
+int agents_to_wait_for(const config::run_config& run);
 
 class child_agents {
  public:

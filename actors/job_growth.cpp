@@ -4,7 +4,6 @@
 #include "actors/job_messages.hpp"
 #include "actors/job_start.hpp"
 #include "actors/job_steps.hpp"
-#include "actors/rebalancer.hpp"
 
 namespace troupe::actors {
 namespace {
@@ -35,14 +34,7 @@ void grow(job_self self, const group_slot& slot) {
   st.plan.counts.resize(st.workers.size(), 0);
   st.grads.resize(st.workers.size());
   // The rebalancer fits one model per rank: a new one for the new ranks.
-  if (st.rebalancer) {
-    self->demonitor(st.rebalancer);
-    self->send_exit(st.rebalancer, caf::exit_reason::user_shutdown);
-    st.rebalancer =
-        self->spawn(rebalancer_actor, caf::actor_cast<caf::actor>(self), st.gate.job(),
-                    st.gate.generation(), st.workers.size(), cfg.batch, rebalancer_options{});
-    self->monitor(st.rebalancer);
-  }
+  if (st.rebalancer) start_rebalancer(self);
 }
 
 }  // namespace

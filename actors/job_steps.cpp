@@ -203,6 +203,18 @@ void reduce(job_self self) {
 
 }  // namespace
 
+void start_rebalancer(job_self self) {
+  auto& st = self->state;
+  if (st.rebalancer) {
+    self->demonitor(st.rebalancer);
+    self->send_exit(st.rebalancer, caf::exit_reason::user_shutdown);
+  }
+  st.rebalancer = self->spawn(rebalancer_actor, caf::actor_cast<caf::actor>(self), st.gate.job(),
+                              st.gate.generation(), st.workers.size(), st.launch.cfg.batch,
+                              rebalancer_options{});
+  self->monitor(st.rebalancer);
+}
+
 bool held_below_min_devices(job_self self) {
   auto& st = self->state;
   const auto& elastic = st.launch.cfg.elastic;
@@ -271,12 +283,7 @@ void start_running(job_self self) {
   auto upd = tagged<msg::split_update>(self);
   upd.weights = st.weights;
   self->send(st.distributor, upd);
-  if (st.launch.cfg.data.split == split_kind::adaptive) {
-    st.rebalancer = self->spawn(rebalancer_actor, caf::actor_cast<caf::actor>(self), st.gate.job(),
-                                st.gate.generation(), st.workers.size(), st.launch.cfg.batch,
-                                rebalancer_options{});
-    self->monitor(st.rebalancer);
-  }
+  if (st.launch.cfg.data.split == split_kind::adaptive) start_rebalancer(self);
   st.sync->open_generation(self, st.gate.job(), st.gate.generation(),
                            static_cast<int>(st.workers.size()), true);
   take_waiting_groups(self);

@@ -19,6 +19,8 @@ bool step_live(job_self self);
 // Elastic: fewer members than min_devices. The job holds at the step boundary (logged once)
 // until a restarted or new worker joins; the watchdog bounds the wait.
 bool held_below_min_devices(job_self self);
+// split: adaptive: a rebalancer for the job's current ranks (replacing the one it had).
+void start_rebalancer(job_self self);
 // At a step boundary: the next step, an evaluation at the end, or a hold.
 void next_step(job_self self);
 

@@ -62,18 +62,7 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
   }
   if (!remote.empty()) {
     if (opts.listen.empty()) opts.listen = "127.0.0.1:0";
-    // Jobs wait for their groups' agents before anything starts, except elastic jobs, which
-    // start with min_devices and take in the others as they join.
-    int needed = 0;
-    for (const auto& g : remote) {
-      bool rigid = g.process == group_process::separate;
-      for (const auto& j : cfg.jobs)
-        rigid = rigid || (!j.elastic &&
-                          (j.resources.empty() || std::find(j.resources.begin(), j.resources.end(),
-                                                            g.name) != j.resources.end()));
-      if (rigid) ++needed;
-    }
-    opts.wait_agents = std::max(opts.wait_agents, needed);
+    opts.wait_agents = std::max(opts.wait_agents, actors::agents_to_wait_for(cfg));
   }
   if (!opts.listen.empty()) {
     const auto where = parse_join(opts.listen, "--listen", true);
