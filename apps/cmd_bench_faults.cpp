@@ -60,17 +60,25 @@ std::string fault_spec(const std::string& kind, std::int64_t at) {
   throw input_error("--classes: unknown fault '" + kind + "' (kill, hang or partition)");
 }
 
-std::string config_yaml(std::int64_t steps, const std::string& fault) {
+// The bench's job (MLP on synthetic blobs, sync: ps) over `groups` (YAML lines), with `tail`
+// (YAML lines) appended to the job.
+std::string config_yaml(std::int64_t steps, const std::string& groups, const std::string& tail) {
   std::ostringstream y;
   y << "cluster:\n  groups:\n"
-    << "    - {name: pair, device: cpu, count: 2, threads: 1}\n"
-    << "    - {name: solo, device: cpu, count: 1, threads: 1}\n"
-    << "jobs:\n  - name: faults\n    model: {kind: mlp, hidden: [32, 16]}\n"
+    << groups << "jobs:\n  - name: faults\n    model: {kind: mlp, hidden: [32, 16]}\n"
     << "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 4096}, split: even}\n"
     << "    optimizer: {kind: sgd, lr: 0.05}\n    batch: 96\n    epochs: 1000\n"
     << "    max_steps: " << steps << "\n    sync: {mode: ps}\n    seed: 3\n"
-    << "    faults: [" << fault << "]\n";
+    << tail;
   return y.str();
+}
+
+// In-process: group `pair` (two cpu devices) and `solo` (one), with the injected fault.
+std::string thread_config_yaml(std::int64_t steps, const std::string& fault) {
+  return config_yaml(steps,
+                     "    - {name: pair, device: cpu, count: 2, threads: 1}\n"
+                     "    - {name: solo, device: cpu, count: 1, threads: 1}\n",
+                     "    faults: [" + fault + "]\n");
 }
 
 // A fault spec ("kill:pair/0@50") as the YAML map a faults entry is.
@@ -89,21 +97,34 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-// The config of --processes: group `pair` (two agents' worth: one device in each of agents
-// `a` and `b`, process: separate) and group `solo` in the control process.
+// --processes: groups `a` and `b` in child agents (process: separate), `solo` here.
 std::string process_config_yaml(std::int64_t steps) {
-  std::ostringstream y;
-  y << "cluster:\n  groups:\n"
-    << "    - {name: a, device: cpu, count: 1, threads: 1, process: separate}\n"
-    << "    - {name: b, device: cpu, count: 1, threads: 1, process: separate}\n"
-    << "    - {name: solo, device: cpu, count: 1, threads: 1}\n"
-    << "jobs:\n  - name: faults\n    model: {kind: mlp, hidden: [32, 16]}\n"
-    << "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 4096}, split: even}\n"
-    << "    optimizer: {kind: sgd, lr: 0.05}\n    batch: 96\n    epochs: 1000\n"
-    << "    max_steps: " << steps << "\n    sync: {mode: ps}\n    seed: 3\n"
-    << "    supervision: {crash: migrate, hang: migrate, lost-group: migrate}\n";
-  return y.str();
+  return config_yaml(steps,
+                     "    - {name: a, device: cpu, count: 1, threads: 1, process: separate}\n"
+                     "    - {name: b, device: cpu, count: 1, threads: 1, process: separate}\n"
+                     "    - {name: solo, device: cpu, count: 1, threads: 1}\n",
+                     "    supervision: {crash: migrate, hang: migrate, lost-group: migrate}\n");
 }
+
+// What the runs of one fault add up to: recovery times, failure classes, the worst lost_steps.
+struct fault_tally {
+  std::vector<double> recovery;
+  std::map<std::string, std::int64_t> classes;
+  std::int64_t lost = 0;
+
+  void add(const fault_report& f) {
+    recovery.insert(recovery.end(), f.recovery_ms.begin(), f.recovery_ms.end());
+    for (const auto& [c, n] : f.failures_by_class) classes[c] += n;
+    lost = std::max(lost, f.lost_steps);
+  }
+  // "crash=5,hang=1"
+  std::string classes_text() const {
+    std::string out;
+    for (const auto& [c, n] : classes)
+      out += (out.empty() ? "" : ",") + c + "=" + std::to_string(n);
+    return out;
+  }
+};
 
 struct process_run {
   std::optional<double> detect_ms;  // signal -> the job's failure line for a/0
@@ -161,22 +182,16 @@ int run_processes(long long runs, std::int64_t steps, std::int64_t at,
   std::printf("%-8s %12s %14s %-20s %10s %10s\n", "fault", "detect_ms", "recovery_ms", "classes",
               "lost_steps", "detected");
   for (const auto& kind : kinds) {
-    std::vector<double> detect, recovery;
-    std::map<std::string, std::int64_t> classes;
-    std::int64_t lost = 0;
+    std::vector<double> detect;
+    fault_tally tally;
     for (long long r = 0; r < runs; ++r) {
       const auto run = run_with_signal(steps, at, kind == "kill" ? SIGKILL : SIGSTOP, base);
       if (run.detect_ms) detect.push_back(*run.detect_ms);
-      const auto& f = run.job.faults;
-      recovery.insert(recovery.end(), f.recovery_ms.begin(), f.recovery_ms.end());
-      for (const auto& [c, n] : f.failures_by_class) classes[c] += n;
-      lost = std::max(lost, f.lost_steps);
+      tally.add(run.job.faults);
     }
-    std::string seen;
-    for (const auto& [c, n] : classes)
-      seen += (seen.empty() ? "" : ",") + c + "=" + std::to_string(n);
     std::printf("%-8s %12.1f %14.1f %-20s %10lld %7zu/%lld\n", kind.c_str(), median(detect),
-                median(recovery), seen.c_str(), static_cast<long long>(lost), detect.size(), runs);
+                median(tally.recovery), tally.classes_text().c_str(),
+                static_cast<long long>(tally.lost), detect.size(), runs);
     std::fflush(stdout);
   }
   return exit_ok;
@@ -205,23 +220,17 @@ int run(const std::vector<std::string>& argv) {
   std::printf("%-32s %12s %14s %-20s %10s\n", "fault", "detect_ms", "recovery_ms", "classes",
               "lost_steps");
   for (const auto& kind : kinds) {
-    std::vector<double> detect, recovery;
-    std::map<std::string, std::int64_t> classes;
-    std::int64_t lost = 0;
+    std::vector<double> detect;
+    fault_tally tally;
     for (long long r = 0; r < runs; ++r) {
-      const auto run = run_one_job(config_yaml(steps, fault_yaml(fault_spec(kind, at))),
+      const auto run = run_one_job(thread_config_yaml(steps, fault_yaml(fault_spec(kind, at))),
                                    "bench-faults.yaml", opts, "bench faults");
-      const auto& f = run.job.faults;
-      detect.insert(detect.end(), f.detect_ms.begin(), f.detect_ms.end());
-      recovery.insert(recovery.end(), f.recovery_ms.begin(), f.recovery_ms.end());
-      for (const auto& [c, n] : f.failures_by_class) classes[c] += n;
-      lost = std::max(lost, f.lost_steps);
+      detect.insert(detect.end(), run.job.faults.detect_ms.begin(), run.job.faults.detect_ms.end());
+      tally.add(run.job.faults);
     }
-    std::string seen;
-    for (const auto& [c, n] : classes)
-      seen += (seen.empty() ? "" : ",") + c + "=" + std::to_string(n);
     std::printf("%-32s %12.1f %14.1f %-20s %10lld\n", fault_spec(kind, at).c_str(), median(detect),
-                median(recovery), seen.c_str(), static_cast<long long>(lost));
+                median(tally.recovery), tally.classes_text().c_str(),
+                static_cast<long long>(tally.lost));
     std::fflush(stdout);
   }
   return exit_ok;
