@@ -14,7 +14,7 @@ to the end of step --steps (a barrier again) and prints ONE JSON line:
 Run with Debian's python3 (python3-torch):
   /usr/bin/python3 apps/bench/ddp_train.py --procs 2 --model mlp --batch 64 --steps 200
 """
-import argparse, ctypes, datetime, gzip, json, os, signal, socket, struct, sys, time
+import argparse, ctypes, datetime, json, os, signal, socket, sys, time
 
 import numpy as np
 import torch
@@ -23,31 +23,9 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-
-def read_idx(directory, name):
-    """An IDX file as a numpy array: NAME.gz if present, else NAME (as Troupe's loader)."""
-    path = os.path.join(directory, name)
-    if os.path.exists(path + ".gz"):
-        with gzip.open(path + ".gz", "rb") as f:
-            data = f.read()
-    else:
-        with open(path, "rb") as f:
-            data = f.read()
-    magic = struct.unpack(">I", data[:4])[0]
-    ndim = magic & 0xFF
-    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
-
-
-def model_for(kind):
-    if kind == "mlp":
-        return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128),
-                             nn.ReLU(), nn.Linear(128, 10))
-    if kind == "cnn":
-        return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                             nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                             nn.Flatten(), nn.Linear(32 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
-    raise SystemExit(f"ddp_train.py: unknown --model {kind} (mlp or cnn)")
+# The data and the models of `troupe bench train`'s PyTorch twin, beside this file.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_train import model_for, read_idx  # noqa: E402
 
 
 def die_with_parent():

@@ -6,16 +6,22 @@ or the small CNN), same optimizer (Adam), same batch, same thread count, same ti
 the training steps (batch gather, forward, backward, optimizer step) are timed.
 Run with Debian's python3 (python3-torch): /usr/bin/python3 apps/bench/torch_train.py ...
 """
-import argparse, gzip, json, struct, sys, time
+import argparse, gzip, json, os, struct, sys, time
 
 import numpy as np
 import torch
 import torch.nn as nn
 
 
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
+def read_idx(directory, name):
+    """An IDX file as a numpy array: NAME.gz if present, else NAME (as Troupe's loader)."""
+    path = os.path.join(directory, name)
+    if os.path.exists(path + ".gz"):
+        with gzip.open(path + ".gz", "rb") as f:
+            data = f.read()
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
     magic = struct.unpack(">I", data[:4])[0]
     ndim = magic & 0xFF
     dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
@@ -48,10 +54,10 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     d = a.data
-    x = torch.from_numpy(read_idx(f"{d}/train-images-idx3-ubyte.gz").astype(np.float32) / 255.0)
-    y = torch.from_numpy(read_idx(f"{d}/train-labels-idx1-ubyte.gz").astype(np.int64))
-    xt = torch.from_numpy(read_idx(f"{d}/t10k-images-idx3-ubyte.gz").astype(np.float32) / 255.0)
-    yt = torch.from_numpy(read_idx(f"{d}/t10k-labels-idx1-ubyte.gz").astype(np.int64))
+    x = torch.from_numpy(read_idx(d, "train-images-idx3-ubyte").astype(np.float32) / 255.0)
+    y = torch.from_numpy(read_idx(d, "train-labels-idx1-ubyte").astype(np.int64))
+    xt = torch.from_numpy(read_idx(d, "t10k-images-idx3-ubyte").astype(np.float32) / 255.0)
+    yt = torch.from_numpy(read_idx(d, "t10k-labels-idx1-ubyte").astype(np.int64))
     x, xt = x.unsqueeze(1), xt.unsqueeze(1)
     model = model_for(a.model)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
