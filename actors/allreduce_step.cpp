@@ -1,10 +1,15 @@
 #include "actors/allreduce_step.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 
+#include "actors/job_stats.hpp"
+#include "actors/process_ring.hpp"
 #include "actors/specs.hpp"
 #include "collectives/allreduce.hpp"
 #include "collectives/inproc/shared_allreduce.hpp"
@@ -78,6 +83,10 @@ class ring_reducer final : public step_reducer {
 
 }  // namespace
 
+reduce_outcome step_reducer::reduce(const reduce_call&, const agent_part&) {
+  throw runtime_failure("allreduce: a member whose replica lives in an agent needs a process ring");
+}
+
 std::shared_ptr<step_reducer> make_shared_reducer(int members) {
   return std::make_shared<shared_reducer>(members);
 }
@@ -87,8 +96,8 @@ std::shared_ptr<step_reducer> make_ring_reducer(std::vector<coll::communicator> 
   return std::make_shared<ring_reducer>(std::move(comms), job, generation);
 }
 
-void allreduce_and_apply(replica_optimizer& opt, const allreduce_session& session,
-                         const replica_step& step) {
+double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& session,
+                           const replica_step& step) {
   reduce_call call;
   call.rank = step.rank;
   call.count = step.count;
@@ -106,13 +115,14 @@ void allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sessio
     call.data = step.contributed ? step.grad : nullptr;
     call.weight = step.contributed ? static_cast<double>(step.samples) : 0.0;
     call.divide_by_total_weight = true;
-    const auto mean = reducer.reduce(call);
+    const auto mean = step.agent ? reducer.reduce(call, *step.agent) : reducer.reduce(call);
     // The allreduced sample count must be the job's: otherwise a member reduced another step.
     if (mean.total_weight != static_cast<double>(step.total_samples))
       throw runtime_failure("allreduce: members reduced " + std::to_string(mean.total_weight) +
                             " samples where the step has " + std::to_string(step.total_samples));
     opt.replicated->step(step.params, mean.values.data());
-    return;
+    return session.process_ring && step.rank == 0 ? squared_norm(mean.values.data(), step.count)
+                                                  : 0.0;
   }
 
   // Distributed Max-AdaBelief: local moments from the local mean gradient.
@@ -141,6 +151,7 @@ void allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sessio
   const auto s_max = reducer.reduce(call);  // m_avg stays valid: two result slots
   models::max_adabelief::apply_update(session.optimizer, n, step.params, m_avg.values.data(),
                                       s_max.values.data());
+  return 0.0;
 }
 
 job_allreduce::job_allreduce(const config::job_config& cfg, double deadline_seconds)
@@ -159,7 +170,8 @@ std::shared_ptr<param_store> job_allreduce::replica(std::size_t rank,
   return replicas_[rank];
 }
 
-void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation, int members) {
+void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation, int members,
+                                    const std::vector<bool>& in_agent) {
   if (session_)
     abort("generation " + std::to_string(generation) + " replaces generation " +
           std::to_string(session_->generation));
@@ -170,7 +182,23 @@ void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation,
   s->optimizer = optimizer_spec_of(cfg_.optimizer);
   s->distributed = cfg_.optimizer.form == optimizer_form::distributed;
   s->deadline_seconds = deadline_seconds_;
-  s->reducer = make_shared_reducer(members);
+  const bool ring =
+      !s->distributed && std::any_of(in_agent.begin(), in_agent.end(), [](bool a) { return a; });
+  if (ring) {
+    if (static_cast<int>(in_agent.size()) != members)
+      throw runtime_failure("allreduce: " + std::to_string(in_agent.size()) +
+                            " placement flags for " + std::to_string(members) + " members");
+    if (!ring_) ring_ = std::make_shared<ring_record>();
+    // Unique per job, generation and control process: a resumed run or another run's control
+    // process on the same store never meets this ring.
+    static std::atomic<std::uint64_t> serial{0};
+    const std::string prefix = "ring/" + std::to_string(job) + "/" + std::to_string(generation) +
+                               "/" + std::to_string(::getpid()) + "/" + std::to_string(++serial);
+    s->process_ring = true;
+    s->reducer = make_process_ring_reducer(in_agent, job, generation, prefix, ring_);
+  } else {
+    s->reducer = make_shared_reducer(members);
+  }
   session_ = std::move(s);
 }
 

@@ -64,6 +64,9 @@ struct reduce_outcome {
   double total_weight = 0.0;
 };
 
+struct agent_part;   // actors/process_ring.hpp
+struct ring_record;  // actors/process_ring.hpp
+
 // The transport seam. Rank r calls from its own thread only; all members make the same calls in
 // the same order. Throws collectives::collective_error.
 class step_reducer {
@@ -71,6 +74,9 @@ class step_reducer {
   virtual ~step_reducer() = default;
   virtual int size() const = 0;
   virtual reduce_outcome reduce(const reduce_call& call) = 0;
+  // A member whose replica lives in an agent: its gradient is there, and the agent joins the
+  // reduction (actors/process_ring.hpp). Only the process ring takes one; others throw.
+  virtual reduce_outcome reduce(const reduce_call& call, const agent_part& agent);
   // Ranks blocked inside a reduction now, where the transport can tell (tests); else -1.
   virtual int waiting() const { return -1; }
 };
@@ -90,6 +96,9 @@ struct allreduce_session {
   models::optimizer_spec optimizer;
   bool distributed = false;  // optimizer.form: distributed (max-adabelief)
   double deadline_seconds = 600.0;
+  // The members reduce through a process ring (some replicas live in agents); rank 0 then
+  // reports the squared norm of the mean gradient with `applied`.
+  bool process_ring = false;
   std::shared_ptr<collectives::abort_signal> abort = std::make_shared<collectives::abort_signal>();
   std::shared_ptr<step_reducer> reducer;
 };
@@ -112,12 +121,16 @@ struct replica_step {
   std::int64_t total_samples = 0;  // the job's count, checked against the allreduced one
   float* params = nullptr;         // this worker's replica
   std::size_t count = 0;
+  // Set when the worker's replica also lives in an agent, which holds the gradient.
+  const agent_part* agent = nullptr;
 };
 
 // Allreduce + optimizer on this worker's replica. Throws collectives::collective_error
-// (deadline, abort, peer gone) or troupe::runtime_failure (the sample totals disagree).
-void allreduce_and_apply(replica_optimizer& opt, const allreduce_session& session,
-                         const replica_step& step);
+// (deadline, abort, peer gone) or troupe::runtime_failure (the sample totals disagree). Returns
+// |mean gradient|^2 when this member reports it for the job (rank 0 under a process ring, whose
+// job cannot read the agents' gradients), else 0.
+double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& session,
+                           const replica_step& step);
 
 // The job's side: parameter replicas, the generation's session, the end-of-run check.
 class job_allreduce {
@@ -128,7 +141,12 @@ class job_allreduce {
   std::shared_ptr<param_store> replica(std::size_t rank,
                                        const std::shared_ptr<param_store>& initial);
   // A new session for (job, generation) over `members` workers; aborts the previous one.
-  void open_generation(std::uint32_t job, std::uint32_t generation, int members);
+  // `in_agent[r]`: member r's replica lives in an agent (a process ring then reduces; replicated
+  // optimizer form only).
+  void open_generation(std::uint32_t job, std::uint32_t generation, int members,
+                       const std::vector<bool>& in_agent = {});
+  // The process ring's timings (null when no generation used one).
+  std::shared_ptr<const ring_record> ring() const { return ring_; }
   const std::shared_ptr<const allreduce_session>& session() const { return session_; }
   // Stops reductions in flight (the job ends or bumps its generation).
   void abort(const std::string& reason);
@@ -142,6 +160,7 @@ class job_allreduce {
   double deadline_seconds_;
   std::vector<std::shared_ptr<param_store>> replicas_;
   std::shared_ptr<const allreduce_session> session_;
+  std::shared_ptr<ring_record> ring_;
 };
 
 }  // namespace troupe::actors

@@ -65,12 +65,33 @@ models::batch view(const data::dataset& d, std::size_t offset, std::size_t count
   return b;
 }
 
-// |G_b|^2 of the MEAN gradient (the buffer holds the sum over b samples): what the noise-scale
-// estimator regresses on 1/b (policies/noise_scale.hpp).
-double mean_sq_norm(const std::vector<float>& sum, std::size_t b) {
-  return b > 0 ? squared_norm(sum.data(), sum.size()) /
-                     (static_cast<double>(b) * static_cast<double>(b))
-               : 0.0;
+// |G_b|^2 of the MEAN gradient from |sum over b samples|^2: what the noise-scale estimator
+// regresses on 1/b (policies/noise_scale.hpp).
+double mean_sq_norm(double sum_sq, std::size_t b) {
+  return b > 0 ? sum_sq / (static_cast<double>(b) * static_cast<double>(b)) : 0.0;
+}
+
+// The optimizer replica of sync: allreduce, made on first use (from a resumed run's state).
+replica_optimizer& replica_of(worker_state& st) {
+  if (!st.replica) {
+    st.replica = std::make_shared<replica_optimizer>();
+    st.replica->resume = st.setup->resume_optimizer;
+  }
+  return *st.replica;
+}
+
+// A replica that lives in the agent too: sent whenever the agent does not hold it (a new link,
+// or a reduction that failed), from this worker's parameters and optimizer state.
+void send_replica(worker_state& st) {
+  if (st.in_agent->synced()) return;
+  auto& r = replica_of(st);
+  models::optimizer_state state;
+  if (r.replicated)
+    state = r.replicated->state();
+  else if (r.resume)
+    state = *r.resume;
+  const auto& p = st.setup->params->values;
+  st.in_agent->sync(p.data(), p.size(), state);
 }
 
 // The `slow` faults of this device (worker_setup::slow): the sim slowdown for `step`.
@@ -135,9 +156,16 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   devices::step_timing timing;
   if (parked || cmd.early) timing.start_lag_seconds = st.setup->params->seconds_since_published();
   models::step_stats stats;
+  double grad_sq = 0.0;
   try {
-    stats = st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(),
-                                &timing);
+    if (st.in_agent) {
+      send_replica(st);
+      stats = st.in_agent->kept_step(cmd.step, b, &timing, &grad_sq);
+    } else {
+      stats = st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(),
+                                  &timing);
+      grad_sq = squared_norm(st.grad->data(), st.grad->size());
+    }
   } catch (const std::exception& e) {
     // A device that failed (an agent lost mid-call): the supervisor classifies this text.
     self->quit(runtime_failure(st.setup->device.name + ": " + e.what()));
@@ -152,7 +180,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
                       static_cast<std::int64_t>(stats.samples),
                       stats.loss_sum,
                       static_cast<std::int64_t>(stats.correct),
-                      mean_sq_norm(*st.grad, stats.samples),
+                      mean_sq_norm(grad_sq, stats.samples),
                       timing.compute_seconds,
                       timing.gate_wait_seconds,
                       gather_s,
@@ -234,6 +262,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
     st.device = setup->agents ? make_remote_device(self->system(), *setup)
                               : devices::make_device(setup->device);
     st.device->set_share(setup->job_name, setup->share->load());
+    if (setup->replica_in_agent) st.in_agent = dynamic_cast<agent_replica*>(st.device.get());
     st.model = setup->prototype->clone();
     st.grad = std::make_shared<std::vector<float>>(st.model->param_count(), 0.0f);
   } catch (const troupe::runtime_failure& e) {
@@ -282,14 +311,30 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       [=](const msg::reduce_cmd& cmd, const msg::local_ref<allreduce_session>& session) {
         auto& st = self->state;
         if (!st.gate.follow(cmd) || !session || hold_back(self, cmd, session)) return;
-        if (!st.replica) {
-          st.replica = std::make_shared<replica_optimizer>();
-          st.replica->resume = st.setup->resume_optimizer;
-        }
+        auto& replica = replica_of(st);
         auto rs = replica_step_of(st, cmd);
         rs.total_samples = cmd.total_samples;
-        if (!reduce_guarded(self, [&] { allreduce_and_apply(*st.replica, *session, rs); })) return;
-        self->send(job, msg::applied{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1});
+        double grad_sq = 0.0;
+        std::optional<agent_part> part;
+        if (st.in_agent) {
+          part = st.in_agent->reduce_part(cmd.step, rs.contributed, rs.samples, cmd.total_samples,
+                                          session->deadline_seconds);
+          rs.agent = &*part;
+          rs.grad = nullptr;
+        }
+        const bool ok = reduce_guarded(self, [&] {
+          try {
+            grad_sq = allreduce_and_apply(replica, *session, rs);
+            if (st.in_agent) st.in_agent->finish_reduce();
+          } catch (...) {
+            if (st.in_agent) st.in_agent->desync();
+            throw;
+          }
+        });
+        if (!ok) return;
+        msg::applied done{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1};
+        done.grad_sq = grad_sq;
+        self->send(job, done);
       },
       // sync: local: a local step on this replica; every tau steps the parameter average.
       [=](const msg::local_cmd& cmd, const msg::local_ref<allreduce_session>& session) {

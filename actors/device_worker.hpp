@@ -35,6 +35,7 @@ namespace troupe::actors {
 
 struct replica_optimizer;  // actors/allreduce_step.hpp
 struct local_replica;      // actors/local_step.hpp
+class agent_replica;       // actors/remote_device.hpp
 
 struct worker_state {
   static inline const char* name = "device_worker";
@@ -56,6 +57,9 @@ struct worker_state {
   double parked_gather_seconds = 0.0;
   // sync: allreduce: this worker's optimizer replica, and which step its gradient holds.
   std::shared_ptr<replica_optimizer> replica;
+  // The device's side of a replica that also lives in the agent (worker_setup::replica_in_agent;
+  // the device owns it), else null.
+  agent_replica* in_agent = nullptr;
   std::int64_t computed_step = -1;
   std::int64_t computed_samples = 0;
   // sync: local: this worker's optimizer replica and samples since the last average.

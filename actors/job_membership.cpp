@@ -4,8 +4,22 @@
 
 #include "actors/job_messages.hpp"
 #include "actors/job_steps.hpp"
+#include "actors/specs.hpp"
 
 namespace troupe::actors {
+
+std::vector<bool> replicas_in_agents(job_self self) {
+  const auto& st = self->state;
+  std::vector<bool> out;
+  for (const auto& w : st.workers) {
+    bool in_agent = false;
+    for (const auto& slot : st.launch.slots)
+      if (slot.group.name == w.group) in_agent = replica_in_agent(st.launch.cfg, slot.group);
+    out.push_back(in_agent);
+  }
+  return out;
+}
+
 namespace {
 
 double now_s(job_self self) {
@@ -23,8 +37,8 @@ caf::actor supervisor_of(job_self self, std::size_t rank) {
 void change_membership(job_self self) {
   auto& st = self->state;
   st.gate.advance_to(st.gate.generation() + 1);
-  st.sync->open_generation(self, st.gate.job(), st.gate.generation(),
-                           static_cast<int>(st.workers.size()), false);
+  st.sync->open_generation(self, st.gate.job(), st.gate.generation(), replicas_in_agents(self),
+                           false);
   st.next_plan.reset();
   const auto weights = st.mem.member_weights(st.weights);
   log(self, "membership generation " + std::to_string(st.gate.generation()) + ": members" +

@@ -144,6 +144,8 @@ std::shared_ptr<worker_setup> setup_of(job_self self, const group_slot& slot, in
         (f.target == w.group || f.target == w.name))
       (f.action == fault_action::slow ? setup->slow : setup->delay).push_back(f);
   setup->sync_mode = cfg.sync.mode;
+  setup->optimizer = optimizer_spec_of(cfg.optimizer);
+  setup->replica_in_agent = replica_in_agent(cfg, slot.group);
   setup->faults = st.faults;
   setup->max_hang_seconds = st.launch.step_deadline_seconds;
   setup->supervision = supervision;

@@ -61,12 +61,16 @@ class job_sync {
                      const job_snapshot* resume) = 0;
   virtual std::shared_ptr<param_store> params_for(std::size_t rank,
                                                   const std::shared_ptr<param_store>& store) = 0;
+  // `in_agent`: one entry per member, whether its replica lives in an agent
+  // (actors/specs.hpp replica_in_agent).
   virtual void open_generation(caf::event_based_actor* self, msg::job_id job,
-                               msg::generation_id generation, int workers, bool first) = 0;
+                               msg::generation_id generation, const std::vector<bool>& in_agent,
+                               bool first) = 0;
   // Returns the number of `applied` answers the step waits for.
   virtual int reduce(caf::event_based_actor* self, const reduce_round& round) = 0;
   // True when |G_B|^2 arrives in parts with `applied` (ps); else the job computes it from the
   // sums while the members reduce.
+  // (allreduce through a process ring: the gradients are in the agents, so rank 0 sends it.)
   virtual bool grad_norm_from_applied() const { return false; }
   // Step `step` is applied: version step + 1 on every replica. Returns a line to log, if any.
   // Throws std::exception when the mode's own policy fails (the job then fails).

@@ -1,11 +1,14 @@
 // `sync: allreduce` and `sync: local` behind the job's synchronisation seam: every worker holds
 // a parameter replica (job_allreduce) and its own optimizer; the job only starts each round.
+#include <algorithm>
+#include <mutex>
 #include <stdexcept>
 
 #include "actors/allreduce_step.hpp"
 #include "actors/checkpoint_state.hpp"
 #include "actors/job_sync.hpp"
 #include "actors/local_step.hpp"
+#include "actors/process_ring.hpp"
 #include "core/error.hpp"
 
 namespace troupe::actors {
@@ -45,8 +48,8 @@ class allreduce_sync : public job_sync {
   }
 
   void open_generation(caf::event_based_actor*, msg::job_id job, msg::generation_id generation,
-                       int workers, bool) override {
-    replicas_.open_generation(job, generation, workers);
+                       const std::vector<bool>& in_agent, bool) override {
+    replicas_.open_generation(job, generation, static_cast<int>(in_agent.size()), in_agent);
   }
 
   int reduce(caf::event_based_actor* self, const reduce_round& round) override {
@@ -73,9 +76,39 @@ class allreduce_sync : public job_sync {
 
   void fill_report(job_report& r, std::int64_t steps) const override {
     fill_sync_report(r, cfg_, nullptr, steps);
+    fill_ring_report(r, steps);
+  }
+
+  bool grad_norm_from_applied() const override {
+    return replicas_.session() && replicas_.session()->process_ring;
   }
 
  protected:
+  // The ring's figures; its bytes join wire_bytes_per_step: a ring of n ranks sends 2(n - 1)
+  // times the buffer per reduction, all ranks together.
+  void fill_ring_report(job_report& r, std::int64_t steps) const {
+    const auto ring = replicas_.ring();
+    if (!ring) return;
+    std::lock_guard<std::mutex> lock(ring->mu);
+    if (ring->seconds.empty()) return;
+    sync_report::ring g;
+    g.ranks = ring->ranks;
+    g.transport = ring->transport;
+    g.bytes = ring->bytes;
+    g.reductions = static_cast<std::int64_t>(ring->seconds.size());
+    auto s = ring->seconds;
+    std::nth_element(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(s.size() / 2), s.end());
+    const double median = s[s.size() / 2];
+    g.median_ms = median * 1e3;
+    const double n = g.ranks;
+    g.busbw_GBps =
+        median > 0 ? static_cast<double>(g.bytes) / median / 1e9 * 2.0 * (n - 1.0) / n : 0;
+    if (steps > 0)
+      r.wire_bytes_per_step += 2.0 * (n - 1.0) * static_cast<double>(g.bytes) *
+                               static_cast<double>(g.reductions) / static_cast<double>(steps);
+    r.sync.process_ring = g;
+  }
+
   config::job_config cfg_;
   job_allreduce replicas_;
   std::vector<caf::actor> members_;  // the last step's

@@ -87,6 +87,11 @@ struct worker_setup {
   // which says what the delay holds back.
   std::vector<config::fault_config> delay;
   troupe::sync_mode sync_mode = troupe::sync_mode::ps;
+  // sync: allreduce with the replicated optimizer in a group that computes in an agent: the
+  // worker's replica (parameters and optimizer) lives in the agent too, and the step's
+  // reduction is a ring between processes (actors/process_ring.hpp).
+  bool replica_in_agent = false;
+  models::optimizer_spec optimizer;
   // Weight of this job on a shared device (share_gate): one cell per job, which the job sets on
   // every share_update before forwarding it, so that a restarted worker (the supervisor copies
   // this setup) starts from the current share, not from the config's.

@@ -29,11 +29,11 @@ constexpr int agent_return_seconds = 30;
 // How often a wait looks at the incarnation's cancel token.
 constexpr auto cancel_slice = std::chrono::milliseconds(50);
 
-class remote_device final : public devices::device {
+class remote_device final : public devices::device, public agent_replica {
  public:
   remote_device(devices::device_spec spec, hosted_group agent, collectives::communicator comm,
                 double capability, std::size_t features, std::shared_ptr<cancel_token> cancel,
-                double call_seconds)
+                double call_seconds, ring_endpoint endpoint, std::size_t params)
       : spec_(std::move(spec)),
         agent_(std::move(agent)),
         comm_(std::move(comm)),
@@ -41,7 +41,9 @@ class remote_device final : public devices::device {
         features_(features),
         cancel_(std::move(cancel)),
         call_seconds_(call_seconds),
-        op_name_("agent '" + agent_.agent_name + "' (" + spec_.name + ")") {}
+        endpoint_(std::move(endpoint)),
+        op_name_("agent '" + agent_.agent_name + "' (" + spec_.name + ")"),
+        params_(params) {}
   ~remote_device() override {
     comm_.close();
     // A dead agent never takes our goodbye, and ZeroMQ's context lingers 200 ms on it when the
@@ -58,48 +60,112 @@ class remote_device final : public devices::device {
 
   models::step_stats run_step(models::model& m, const float* params, const models::batch& b,
                               float* grad_sum, devices::step_timing* timing) override {
-    return call(wire::call_kind::step, m, params, b, grad_sum, timing);
+    return call(wire::call_kind::step, &m, params, b, grad_sum, timing);
   }
   models::step_stats run_eval(models::model& m, const float* params, const models::batch& b,
                               devices::step_timing* timing) override {
-    return call(wire::call_kind::eval, m, params, b, nullptr, timing);
+    return call(wire::call_kind::eval, &m, params, b, nullptr, timing);
   }
 
- private:
-  models::step_stats call(wire::call_kind kind, models::model& m, const float* params,
-                          const models::batch& b, float* grad_sum, devices::step_timing* timing) {
+  bool synced() const override { return synced_; }
+  void desync() override { synced_ = false; }
+
+  void sync(const float* params, std::size_t count,
+            const models::optimizer_state& optimizer) override {
     const auto n = static_cast<std::uint32_t>(++calls_);
     auto& link = comm_.link(1);
     collectives::close_on_throw guard{comm_};
+    auto ctx = call_context();
+    wire::request_head h;
+    h.kind = static_cast<std::uint32_t>(wire::call_kind::sync);
+    h.features = features_;
+    h.params = count;
+    wire::optimizer_head o;
+    o.steps = optimizer.step;
+    o.buffers = optimizer.buffers.size();
+    link.post(wire::tag(n, wire::request, sizeof h), &h, ctx);
+    link.post(wire::tag(n, wire::params, count * sizeof(float)), params, ctx);
+    link.post(wire::tag(n, wire::optimizer, sizeof o), &o, ctx);
+    for (std::size_t i = 0; i < optimizer.buffers.size(); ++i) {
+      const auto& buf = optimizer.buffers[i];
+      link.post(wire::tag(n, wire::optimizer_buffers + static_cast<std::uint32_t>(i),
+                          buf.size() * sizeof(float)),
+                buf.data(), ctx);
+    }
+    answer_of(link, n, ctx);
+    link.flush(ctx);
+    synced_ = true;
+    sync_bytes_ += (count + optimizer.buffers.size() * count) * sizeof(float);
+  }
+
+  models::step_stats kept_step(std::int64_t step, const models::batch& b,
+                               devices::step_timing* timing, double* grad_sq) override {
+    kept_step_ = step;
+    return call(wire::call_kind::kept_step, nullptr, nullptr, b, nullptr, timing, grad_sq);
+  }
+
+  agent_part reduce_part(std::int64_t step, bool contributed, std::int64_t samples,
+                         std::int64_t total_samples, double deadline_seconds) override {
+    reduce_posted_ = false;
+    agent_part part;
+    part.endpoint = endpoint_;
+    part.start = [this, step, contributed, samples, total_samples,
+                  deadline_seconds](const ring_plan& p) {
+      const auto n = static_cast<std::uint32_t>(++calls_);
+      auto& link = comm_.link(1);
+      collectives::close_on_throw guard{comm_};
+      auto ctx = call_context();
+      // Posted without copies: the heads live in this object until finish_reduce flushes.
+      reduce_request_ = wire::request_head{};
+      reduce_request_.kind = static_cast<std::uint32_t>(wire::call_kind::reduce);
+      reduce_request_.features = features_;
+      reduce_request_.params = params_;
+      reduce_ring_ = wire::ring_head{};
+      reduce_ring_.job = p.job;
+      reduce_ring_.generation = p.generation;
+      reduce_ring_.step = step;
+      reduce_ring_.rank = p.rank;
+      reduce_ring_.size = p.size;
+      reduce_ring_.transport = static_cast<std::uint32_t>(p.transport);
+      reduce_ring_.contributed = contributed ? 1 : 0;
+      reduce_ring_.samples = samples;
+      reduce_ring_.total_samples = total_samples;
+      reduce_ring_.deadline_seconds = deadline_seconds;
+      reduce_prefix_ = p.prefix;
+      reduce_ring_.prefix_bytes = reduce_prefix_.size();
+      link.post(wire::tag(n, wire::request, sizeof reduce_request_), &reduce_request_, ctx);
+      link.post(wire::tag(n, wire::ring, sizeof reduce_ring_), &reduce_ring_, ctx);
+      link.post(wire::tag(n, wire::ring_prefix, reduce_prefix_.size()), reduce_prefix_.data(), ctx);
+      reduce_call_ = n;
+      reduce_posted_ = true;
+    };
+    return part;
+  }
+
+  void finish_reduce() override {
+    if (!reduce_posted_) return;
+    reduce_posted_ = false;
+    auto& link = comm_.link(1);
+    collectives::close_on_throw guard{comm_};
+    auto ctx = call_context();
+    answer_of(link, reduce_call_, ctx);
+    link.flush(ctx);
+  }
+
+ private:
+  collectives::op_context call_context() const {
     collectives::op_context ctx;
     ctx.op_name = op_name_;
     ctx.abort = agent_.lost;
-    const auto until = steady::now() + std::chrono::duration_cast<steady::duration>(
-                                           std::chrono::duration<double>(call_seconds_));
-    ctx.deadline = until;
+    ctx.deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
+                                       std::chrono::duration<double>(call_seconds_));
+    return ctx;
+  }
 
-    wire::request_head h;
-    h.kind = static_cast<std::uint32_t>(kind);
-    h.rows = b.size;
-    h.features = features_;
-    h.params = m.param_count();
-    h.start_lag_seconds = timing ? timing->start_lag_seconds : 0.0;
-    h.share = share_;
-    if (b.labels) h.flags |= wire::has_labels;
-    if (b.targets) h.flags |= wire::has_targets;
-    if (b.weights) h.flags |= wire::has_weights;
-    if (b.sample_loss) h.flags |= wire::wants_sample_loss;
-    auto post = [&](std::uint32_t part, const void* data, std::size_t bytes) {
-      link.post(wire::tag(n, part, bytes), data, ctx);
-    };
-    post(wire::request, &h, sizeof h);
-    post(wire::params, params, h.params * sizeof(float));
-    post(wire::rows, b.x, b.size * features_ * sizeof(float));
-    if (b.labels) post(wire::labels, b.labels, b.size * sizeof(std::int32_t));
-    if (b.targets) post(wire::targets, b.targets, b.size * sizeof(float));
-    if (b.weights) post(wire::weights, b.weights, b.size * sizeof(float));
-
-    const auto r = await_reply(link, n, until, ctx);
+  // Call n's reply head; an error answer throws with the agent's text.
+  wire::reply_head answer_of(collectives::peer_link& link, std::uint32_t n,
+                             collectives::op_context& ctx) {
+    const auto r = await_reply(link, n, ctx.deadline, ctx);
     if (r.error_bytes > 0) {
       std::string text;
       link.receive(
@@ -110,6 +176,42 @@ class remote_device final : public devices::device {
           ctx);
       throw troupe::runtime_failure(ctx.op_name + ": " + text);
     }
+    return r;
+  }
+
+  // `m` and `params` are null for kept_step (the agent's replica computes).
+  models::step_stats call(wire::call_kind kind, models::model* m, const float* params,
+                          const models::batch& b, float* grad_sum, devices::step_timing* timing,
+                          double* grad_sq = nullptr) {
+    const auto n = static_cast<std::uint32_t>(++calls_);
+    auto& link = comm_.link(1);
+    collectives::close_on_throw guard{comm_};
+    auto ctx = call_context();
+
+    wire::request_head h;
+    h.kind = static_cast<std::uint32_t>(kind);
+    h.rows = b.size;
+    h.features = features_;
+    h.params = m ? m->param_count() : params_;
+    h.start_lag_seconds = timing ? timing->start_lag_seconds : 0.0;
+    h.share = share_;
+    h.step = kept_step_;
+    if (b.labels) h.flags |= wire::has_labels;
+    if (b.targets) h.flags |= wire::has_targets;
+    if (b.weights) h.flags |= wire::has_weights;
+    if (b.sample_loss) h.flags |= wire::wants_sample_loss;
+    auto post = [&](std::uint32_t part, const void* data, std::size_t bytes) {
+      link.post(wire::tag(n, part, bytes), data, ctx);
+    };
+    post(wire::request, &h, sizeof h);
+    if (params) post(wire::params, params, h.params * sizeof(float));
+    post(wire::rows, b.x, b.size * features_ * sizeof(float));
+    if (b.labels) post(wire::labels, b.labels, b.size * sizeof(std::int32_t));
+    if (b.targets) post(wire::targets, b.targets, b.size * sizeof(float));
+    if (b.weights) post(wire::weights, b.weights, b.size * sizeof(float));
+
+    const auto r = answer_of(link, n, ctx);
+    if (grad_sq) *grad_sq = r.grad_sq;
     if (grad_sum)
       link.receive_into(wire::tag(n, wire::gradient), reinterpret_cast<std::byte*>(grad_sum),
                         h.params * sizeof(float), ctx);
@@ -120,8 +222,11 @@ class remote_device final : public devices::device {
     if (timing) {
       timing->compute_seconds = r.compute_seconds;
       timing->gate_wait_seconds = r.gate_wait_seconds;
-      // The payloads only: the heads are a few dozen bytes.
-      std::uint64_t moved = (h.params + b.size * features_) * sizeof(float);
+      // The payloads only: the heads are a few dozen bytes. A sync since the last step counts
+      // with this one.
+      std::uint64_t moved = b.size * features_ * sizeof(float) + sync_bytes_;
+      sync_bytes_ = 0;
+      if (params) moved += h.params * sizeof(float);
       if (b.labels) moved += b.size * sizeof(std::int32_t);
       if (b.targets) moved += b.size * sizeof(float);
       if (b.weights) moved += b.size * sizeof(float);
@@ -162,9 +267,20 @@ class remote_device final : public devices::device {
   std::size_t features_;
   std::shared_ptr<cancel_token> cancel_;
   double call_seconds_;
+  ring_endpoint endpoint_;
   std::string op_name_;  // how errors name this device's agent
   double share_ = 1.0;
   std::uint64_t calls_ = 0;
+  // The replica in the agent.
+  std::size_t params_ = 0;  // the model's parameter count
+  bool synced_ = false;
+  std::uint64_t sync_bytes_ = 0;  // moved by syncs not yet counted with a step
+  std::int64_t kept_step_ = -1;
+  bool reduce_posted_ = false;
+  std::uint32_t reduce_call_ = 0;
+  wire::request_head reduce_request_;
+  wire::ring_head reduce_ring_;
+  std::string reduce_prefix_;
 };
 
 // The agent that hosts the worker's group, waiting for one (a restarted child agent, or one
@@ -202,6 +318,15 @@ msg::host_worker request_of(const worker_setup& setup, const std::string& prefix
   w.hidden.assign(m.hidden.begin(), m.hidden.end());
   w.conv_layers = m.conv_layers;
   w.kernel = m.kernel;
+  const auto& o = setup.optimizer;
+  w.optimizer = o.kind;
+  w.lr = o.lr;
+  w.momentum = o.momentum;
+  w.nesterov = o.nesterov;
+  w.beta1 = o.beta1;
+  w.beta2 = o.beta2;
+  w.eps = o.eps;
+  w.weight_decay = o.weight_decay;
   return w;
 }
 
@@ -235,16 +360,20 @@ std::unique_ptr<devices::device> make_remote_device(caf::actor_system& sys,
   if (!answer.accepted)
     throw troupe::runtime_failure(who + " cannot host " + setup.device.name + ": " + answer.reason);
 
-  collectives::actor_store store{sys, setup.agents->store()};
-  // tcp binds on the interface that routes to the agent (unused for ipc).
+  ring_endpoint endpoint;
+  endpoint.store = std::make_shared<collectives::actor_store>(sys, setup.agents->store());
+  // tcp binds on the interface that routes to the agent (unused for ipc); so does the job's
+  // process ring (actors/process_ring.hpp).
   const bool loopback = is_loopback(answer.data_host);
-  auto comm = collectives::zmq_connect(wire::link_options(
-      0, prefix, store, agent.host, answer.data_host,
-      loopback ? answer.data_host : local_address_towards(answer.data_host),
-      std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(setup_seconds))));
-  return std::make_unique<remote_device>(setup.device, agent, std::move(comm), answer.capability,
-                                         setup.model_spec.input_size(), setup.cancel,
-                                         setup.max_hang_seconds);
+  endpoint.bind_host = loopback ? answer.data_host : local_address_towards(answer.data_host);
+  const auto options = wire::link_options(
+      0, prefix, *endpoint.store, agent.host, answer.data_host, endpoint.bind_host,
+      std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(setup_seconds)));
+  endpoint.ipc = options.scheme == collectives::zmq_scheme::ipc;
+  auto comm = collectives::zmq_connect(options);
+  return std::make_unique<remote_device>(
+      setup.device, agent, std::move(comm), answer.capability, setup.model_spec.input_size(),
+      setup.cancel, setup.max_hang_seconds, std::move(endpoint), setup.prototype->param_count());
 }
 
 }  // namespace troupe::actors

@@ -16,7 +16,14 @@
 
 namespace troupe::actors::remote_wire {
 
-enum class call_kind : std::uint32_t { step = 1, eval = 2 };
+// step: parameters and rows down, the gradient sum back. eval: parameters and rows down.
+// When the worker's replica lives in the agent (sync: allreduce, replicated optimizer):
+// sync: the parameters and optimizer state down, to become the agent's replica;
+// kept_step: rows down, computed on the agent's replica, the gradient kept there (added to the
+//   kept one when a second slice of the same step comes);
+// reduce: the agent joins the step's process ring with its kept gradient and applies the mean
+//   to its replica (actors/process_ring.hpp).
+enum class call_kind : std::uint32_t { step = 1, eval = 2, sync = 3, kept_step = 4, reduce = 5 };
 
 // What a request carries beside the rows (bits of request_head::flags).
 constexpr std::uint32_t has_labels = 1u << 0;
@@ -31,7 +38,31 @@ struct request_head {
   std::uint64_t features = 0;  // floats per row
   std::uint64_t params = 0;    // the model's parameter count
   double start_lag_seconds = 0.0;
-  double share = 1.0;  // this job's weight on a shared device
+  double share = 1.0;      // this job's weight on a shared device
+  std::int64_t step = -1;  // kept_step: the step the gradient belongs to
+};
+
+// sync: after the parameters, the optimizer's step count and its state buffers (each one frame
+// of `params` floats, in the optimizer's own order).
+struct optimizer_head {
+  std::int64_t steps = 0;
+  std::uint64_t buffers = 0;
+};
+
+// reduce: the step's ring (actors/process_ring.hpp ring_plan) and this member's part in it; the
+// ring's key prefix follows as a frame of `prefix_bytes`.
+struct ring_head {
+  std::uint64_t job = 0;
+  std::uint64_t generation = 0;
+  std::int64_t step = 0;
+  std::int32_t rank = 0;
+  std::int32_t size = 0;
+  std::uint32_t transport = 0;    // actors/process_ring.hpp ring_transport
+  std::uint32_t contributed = 0;  // the kept gradient is this step's and counts
+  std::int64_t samples = 0;
+  std::int64_t total_samples = 0;  // the step's, checked against the ring's sum
+  double deadline_seconds = 0.0;
+  std::uint64_t prefix_bytes = 0;
 };
 
 struct reply_head {
@@ -41,6 +72,8 @@ struct reply_head {
   double compute_seconds = 0.0;
   double gate_wait_seconds = 0.0;
   std::uint64_t error_bytes = 0;  // > 0: the call failed; the error text follows
+  double grad_sq = 0.0;           // kept_step: |gradient sum|^2 of the kept slice
+  double ring_seconds = 0.0;      // reduce: the ring's part of the call
 };
 
 // The parts of a call, in the order they are sent.
@@ -51,10 +84,14 @@ enum phase : std::uint32_t {
   labels = 4,
   targets = 5,
   weights = 6,
+  optimizer = 7,
+  ring = 8,
+  ring_prefix = 9,
   reply = 11,
   gradient = 12,
   sample_loss = 13,
   error_text = 14,
+  optimizer_buffers = 100,  // buffer i of the optimizer state is part 100 + i
 };
 
 inline collectives::message_header tag(std::uint32_t call, std::uint32_t part,

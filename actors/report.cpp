@@ -72,6 +72,12 @@ nlohmann::json to_json(const job_report& j) {
       {"imbalance_index", j.imbalance_index},
       {"noise_scale", j.noise_scale ? nlohmann::json(*j.noise_scale) : nlohmann::json(nullptr)},
   };
+  if (j.sync.process_ring) {
+    const auto& g = *j.sync.process_ring;
+    out["sync"]["process_ring"] = {{"ranks", g.ranks},         {"transport", g.transport},
+                                   {"bytes", g.bytes},         {"reductions", g.reductions},
+                                   {"median_ms", g.median_ms}, {"busbw_GBps", g.busbw_GBps}};
+  }
   if (!j.error.empty()) out["error"] = j.error;
   if (j.share) {
     out["share"] = *j.share;

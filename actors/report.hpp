@@ -52,6 +52,17 @@ struct sync_report {
     int period = 1;
   };
   std::vector<change> period_history;  // local: the start value and every change
+  // allreduce with replicas in agents: the ring between processes, as the control process's
+  // ring rank timed it (median of the reductions); busbw as `troupe bench allreduce` prints it.
+  struct ring {
+    int ranks = 0;
+    std::string transport;  // ipc | tcp
+    std::uint64_t bytes = 0;
+    std::int64_t reductions = 0;
+    double median_ms = 0.0;
+    double busbw_GBps = 0.0;
+  };
+  std::optional<ring> process_ring;
 };
 
 // Checkpoints of a job: written this run, and where a resumed run started.

@@ -11,4 +11,9 @@ models::optimizer_spec optimizer_spec_of(const config::optimizer_config& c) {
   return {name_of(c.kind), c.lr, c.momentum, c.nesterov, c.beta1, c.beta2, c.eps, c.weight_decay};
 }
 
+bool replica_in_agent(const config::job_config& job, const config::group_config& group) {
+  return job.sync.mode == sync_mode::allreduce &&
+         job.optimizer.form == optimizer_form::replicated && group.process != group_process::local;
+}
+
 }  // namespace troupe::actors

@@ -12,4 +12,9 @@ namespace troupe::actors {
 models::model_spec model_spec_of(const config::model_config& c, const data::dataset& train);
 models::optimizer_spec optimizer_spec_of(const config::optimizer_config& c);
 
+// Whether a worker of `job` in `group` keeps its replica in the group's agent: `sync: allreduce`
+// with the replicated optimizer, in a group that does not compute here. The job's reduction is
+// then a ring between processes (actors/process_ring.hpp).
+bool replica_in_agent(const config::job_config& job, const config::group_config& group);
+
 }  // namespace troupe::actors

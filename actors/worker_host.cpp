@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "actors/hosted_replica.hpp"
+#include "actors/job_stats.hpp"
 #include "actors/remote_wire.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/store_actor.hpp"
@@ -46,6 +48,10 @@ models::model_spec model_of(const msg::host_worker& w) {
   return m;
 }
 
+models::optimizer_spec optimizer_of(const msg::host_worker& w) {
+  return {w.optimizer, w.lr, w.momentum, w.nesterov, w.beta1, w.beta2, w.eps, w.weight_decay};
+}
+
 struct hosted {
   std::unique_ptr<devices::device> device;
   std::unique_ptr<models::model> model;
@@ -53,6 +59,15 @@ struct hosted {
   // Buffers reused by every call.
   std::vector<float> params, x, targets, weights, grad, sample_loss;
   std::vector<std::int32_t> labels;
+  // The worker's replica, when it lives here (sync: allreduce).
+  hosted_replica replica;
+  // What the replica's ring needs: the run's store and the interface tcp binds on.
+  collectives::store* store = nullptr;
+  std::string data_host;
+  std::shared_ptr<const collectives::abort_signal> stop;
+
+  hosted(models::optimizer_spec optimizer, std::size_t params)
+      : replica(std::move(optimizer), params) {}
 };
 
 // Receives `count` values of T as part `part` of call `call`. The frame's size is checked
@@ -84,10 +99,83 @@ void take(collectives::peer_link& link, std::uint32_t call, std::uint32_t part,
   into.resize(count);
 }
 
+// The answer to call n: the reply head, then the error text when `error` is not empty.
+void answer(collectives::peer_link& link, std::uint32_t n, wire::reply_head& r,
+            const std::string& error, const collectives::op_context& parts) {
+  if (!error.empty()) r.error_bytes = error.size();
+  link.post(wire::tag(n, wire::reply, sizeof r), &r, parts);
+  if (!error.empty()) link.post(wire::tag(n, wire::error_text, error.size()), error.data(), parts);
+}
+
+// sync: the worker's replica (parameters, optimizer state) becomes this agent's.
+void serve_sync(hosted& h, collectives::peer_link& link, std::uint32_t n,
+                const collectives::op_context& parts) {
+  const auto count = h.model->param_count();
+  take(link, n, wire::params, h.params, count, parts);
+  const auto o = wire::receive_struct<wire::optimizer_head>(link, n, wire::optimizer, parts);
+  if (o.buffers > 16)
+    throw collectives::collective_error(collectives::failure_kind::protocol, link.peer(),
+                                        "peer " + link.peer().describe() + " sent " +
+                                            std::to_string(o.buffers) + " optimizer buffers");
+  std::vector<std::vector<float>> buffers(static_cast<std::size_t>(o.buffers));
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    take(link, n, wire::optimizer_buffers + static_cast<std::uint32_t>(i), buffers[i], count,
+         parts);
+  wire::reply_head r;
+  std::string error;
+  try {
+    h.replica.load(h.params, o.steps, std::move(buffers));
+  } catch (const std::exception& e) {
+    error = std::string("replica: ") + e.what();
+  }
+  answer(link, n, r, error, parts);
+  link.flush(parts);
+}
+
+// reduce: this worker's part in the step's process ring; the mean goes to the replica.
+void serve_reduce(hosted& h, collectives::peer_link& link, std::uint32_t n,
+                  const collectives::op_context& parts) {
+  const auto t = wire::receive_struct<wire::ring_head>(link, n, wire::ring, parts);
+  if (t.prefix_bytes == 0 || t.prefix_bytes > 4096 || t.size < 2 || t.rank < 1 ||
+      t.rank >= t.size || t.transport > 2)
+    throw collectives::collective_error(
+        collectives::failure_kind::protocol, link.peer(),
+        "peer " + link.peer().describe() + " sent a ring head out of range (rank " +
+            std::to_string(t.rank) + " of " + std::to_string(t.size) + ")");
+  std::vector<char> prefix;
+  take(link, n, wire::ring_prefix, prefix, static_cast<std::size_t>(t.prefix_bytes), parts);
+  ring_turn turn;
+  turn.prefix.assign(prefix.begin(), prefix.end());
+  turn.job = t.job;
+  turn.generation = t.generation;
+  turn.step = t.step;
+  turn.rank = t.rank;
+  turn.size = t.size;
+  turn.transport = static_cast<ring_transport>(t.transport);
+  turn.contributed = t.contributed != 0;
+  turn.samples = t.samples;
+  turn.total_samples = t.total_samples;
+  turn.deadline_seconds = t.deadline_seconds;
+  wire::reply_head r;
+  std::string error;
+  try {
+    r.ring_seconds = h.replica.reduce(turn, *h.store, h.data_host, h.stop);
+  } catch (const std::exception& e) {
+    error = std::string("reduce: ") + e.what();
+  }
+  answer(link, n, r, error, parts);
+  link.flush(parts);
+}
+
 // One call: its parts in, the device run, the answer out. A failure of the model or device
 // goes back as the answer's error; a broken peer throws.
 void serve_call(hosted& h, collectives::peer_link& link, std::uint32_t n,
                 const wire::request_head& head, const collectives::op_context& parts) {
+  const auto kind = static_cast<wire::call_kind>(head.kind);
+  if (head.kind < 1 || head.kind > 5)
+    throw collectives::collective_error(
+        collectives::failure_kind::protocol, link.peer(),
+        "peer " + link.peer().describe() + " asked for call kind " + std::to_string(head.kind));
   if (head.features != h.features || head.params != h.model->param_count())
     throw collectives::collective_error(
         collectives::failure_kind::protocol, link.peer(),
@@ -100,8 +188,11 @@ void serve_call(hosted& h, collectives::peer_link& link, std::uint32_t n,
                                         "peer " + link.peer().describe() + " asked for " +
                                             std::to_string(head.rows) + " rows of " +
                                             std::to_string(h.features) + " features");
+  if (kind == wire::call_kind::sync) return serve_sync(h, link, n, parts);
+  if (kind == wire::call_kind::reduce) return serve_reduce(h, link, n, parts);
+  const bool kept = kind == wire::call_kind::kept_step;
   const auto rows = static_cast<std::size_t>(head.rows);
-  take(link, n, wire::params, h.params, h.model->param_count(), parts);
+  if (!kept) take(link, n, wire::params, h.params, h.model->param_count(), parts);
   take(link, n, wire::rows, h.x, rows * h.features, parts);
   models::batch b;
   b.x = h.x.data();
@@ -122,7 +213,7 @@ void serve_call(hosted& h, collectives::peer_link& link, std::uint32_t n,
     h.sample_loss.assign(rows, 0.0f);
     b.sample_loss = h.sample_loss.data();
   }
-  const bool step = head.kind == static_cast<std::uint32_t>(wire::call_kind::step);
+  const bool step = kind == wire::call_kind::step;
   wire::reply_head r;
   std::string error;
   devices::step_timing timing;
@@ -130,7 +221,13 @@ void serve_call(hosted& h, collectives::peer_link& link, std::uint32_t n,
   try {
     h.device->set_share("remote", head.share);
     models::step_stats s;
-    if (step) {
+    if (kept) {
+      if (!h.replica.loaded()) throw runtime_failure("no replica here to compute on");
+      float* g = h.replica.slice_gradient(head.step);
+      s = h.device->run_step(*h.model, h.replica.params(), b, g, &timing);
+      r.grad_sq = squared_norm(g, h.model->param_count());
+      h.replica.keep(head.step);
+    } else if (step) {
       h.grad.resize(h.model->param_count());
       s = h.device->run_step(*h.model, h.params.data(), b, h.grad.data(), &timing);
     } else {
@@ -143,13 +240,10 @@ void serve_call(hosted& h, collectives::peer_link& link, std::uint32_t n,
     r.gate_wait_seconds = timing.gate_wait_seconds;
   } catch (const std::exception& e) {
     error = e.what();
-    r.error_bytes = error.size() ? error.size() : 1;
     if (error.empty()) error = "?";
   }
-  link.post(wire::tag(n, wire::reply, sizeof r), &r, parts);
-  if (!error.empty()) {
-    link.post(wire::tag(n, wire::error_text, error.size()), error.data(), parts);
-  } else {
+  answer(link, n, r, error, parts);
+  if (error.empty()) {
     if (step)
       link.post(wire::tag(n, wire::gradient, h.grad.size() * sizeof(float)), h.grad.data(), parts);
     if (b.sample_loss)
@@ -182,12 +276,14 @@ int worker_hosts::serving() const {
 msg::host_answer worker_hosts::host(const msg::host_worker& w) {
   msg::host_answer a;
   a.data_host = data_host_;
-  auto h = std::make_shared<hosted>();
+  std::shared_ptr<hosted> h;
   try {
     if (!w.store) throw input_error("no rendezvous store in the request");
     const auto spec = model_of(w);
+    auto model = models::make_model(spec);
+    h = std::make_shared<hosted>(optimizer_of(w), model->param_count());
     h->device = devices::make_device(device_of(w));
-    h->model = models::make_model(spec);
+    h->model = std::move(model);
     h->features = spec.input_size();
   } catch (const std::exception& e) {
     a.reason = e.what();
@@ -217,6 +313,9 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
       auto comm = collectives::zmq_connect(wire::link_options(
           1, w.prefix, store, w.control_host, data_host_, data_host_, connect_within));
       collectives::close_on_throw guard{comm};
+      h->store = &store;
+      h->data_host = data_host_;
+      h->stop = stop;
       auto& link = comm.link(0);
       log_("serving " + who + " for " + link.peer().describe());
       for (std::uint32_t n = 1;; ++n) {

@@ -261,4 +261,13 @@ communicator shm_connect(const shm_connect_options& options) {
   return communicator{options.rank, options.size, std::move(links)};
 }
 
+bool cross_memory_attach_allowed() {
+  std::FILE* f = std::fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+  if (!f) return true;  // no Yama: same-user access is the kernel's default rule
+  int scope = 1;
+  const bool read = std::fscanf(f, "%d", &scope) == 1;
+  std::fclose(f);
+  return read && scope == 0;
+}
+
 }  // namespace troupe::collectives

@@ -27,4 +27,8 @@ struct shm_connect_options : rendezvous_options {
 
 communicator shm_connect(const shm_connect_options& options);
 
+// Whether processes of this user may read each other's memory (process_vm_readv): false where
+// Yama restricts it (kernel.yama.ptrace_scope above 0), which this transport cannot work under.
+bool cross_memory_attach_allowed();
+
 }  // namespace troupe::collectives

@@ -1,0 +1,71 @@
+#pragma once
+// The agent's side of a worker whose replica lives in the agent (`sync: allreduce` with the
+// replicated optimizer, actors/process_ring.hpp): the parameters, the optimizer, the gradient
+// kept since the last reduction, and this worker's ring to the control process and the other
+// agent members. One per hosted worker, used by its serving thread only.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/process_ring.hpp"
+#include "collectives/communicator.hpp"
+#include "collectives/op_control.hpp"
+#include "collectives/store.hpp"
+#include "models/optimizer.hpp"
+
+namespace troupe::actors {
+
+// What one reduction asks of the agent (remote_wire::ring_head, decoded).
+struct ring_turn {
+  std::string prefix;
+  std::uint64_t job = 0;
+  std::uint64_t generation = 0;
+  std::int64_t step = 0;
+  int rank = 0;
+  int size = 0;
+  ring_transport transport = ring_transport::tcp;
+  bool contributed = false;
+  std::int64_t samples = 0;
+  std::int64_t total_samples = 0;
+  double deadline_seconds = 0.0;
+};
+
+class hosted_replica {
+ public:
+  hosted_replica(models::optimizer_spec spec, std::size_t params);
+  ~hosted_replica();
+  hosted_replica(const hosted_replica&) = delete;
+  hosted_replica& operator=(const hosted_replica&) = delete;
+
+  // The replica from the control process. Throws input_error when the state does not fit this
+  // optimizer (names the count or the buffer).
+  void load(std::vector<float> params, std::int64_t steps, std::vector<std::vector<float>> buffers);
+  bool loaded() const { return loaded_; }
+  const float* params() const { return params_.data(); }
+
+  // Where a slice of `step` writes its gradient sum; keep() then folds it into the step's kept
+  // gradient (the first slice is written in place).
+  float* slice_gradient(std::int64_t step);
+  void keep(std::int64_t step);
+
+  // Joins the ring of `t` (connecting when it is another ring than the last), reduces the kept
+  // gradient, applies the mean. Returns the ring's seconds. Throws collective_error (the ring)
+  // or runtime_failure (the sample count); either way the replica must be loaded again.
+  double reduce(const ring_turn& t, collectives::store& store, const std::string& data_host,
+                std::shared_ptr<const collectives::abort_signal> abort);
+
+ private:
+  models::optimizer_spec spec_;
+  std::size_t count_;
+  std::unique_ptr<models::optimizer> optimizer_;
+  std::vector<float> params_;
+  std::vector<float> kept_;  // count + 1: the gradient sum, then room for the ring's weight
+  std::vector<float> scratch_;
+  std::int64_t kept_step_ = -1;
+  bool loaded_ = false;
+  std::string ring_prefix_;
+  collectives::communicator ring_;
+};
+
+}  // namespace troupe::actors
