@@ -27,8 +27,10 @@
 // in-process allreduce (collectives/inproc/shared_allreduce.hpp: one shared result, no copies);
 // ring_reducer runs collectives::allreduce over one communicator per rank, so workers in several
 // processes drop in ZeroMQ or shm communicators built from the rendezvous store for the
-// generation's member list. Gradients and parameters never ride inside CAF messages; the session
-// does not either between processes (it is local-only, like every local_ref).
+// generation's member list. Members whose replica lives in an agent reduce through the process
+// ring (actors/process_ring.hpp), the two-level form of the same step. Gradients and parameters
+// never ride inside CAF messages; the session does not either between processes (it is
+// local-only, like every local_ref).
 //
 // Deadlines and aborts: every reduction carries the session's deadline (the job's step deadline)
 // and its abort_signal. The job aborts the session when the step can no longer complete (the job

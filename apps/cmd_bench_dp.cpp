@@ -1,8 +1,9 @@
 // `troupe bench dp`: Troupe's multi-process data parallelism beside PyTorch DDP (gloo) on the
 // same model, batch, data and thread count, for each process count. Troupe: P `process:
 // separate` groups of one cpu worker with one thread, so the runtime starts P child `troupe
-// agent`s that do the forward/backward passes (parameters and rows go down, gradient sums come
-// back over ZeroMQ ipc), while the allreduce and the SGD step stay in the control process. DDP:
+// agent`s that hold the replicas and do the forward/backward passes and the SGD steps (rows go
+// down over ZeroMQ ipc; the gradients are allreduced in a ring of the agents and the control
+// process, over shared memory on one host: actors/process_ring.hpp). DDP:
 // apps/bench/ddp_train.py, P processes spawned by torch.multiprocessing. Both take --batch rows
 // per process (a global batch of --batch x P) and leave the first --warmup steps untimed; runs
 // alternate (Troupe, DDP, for every P, then again) and the figures are medians over --runs: the
@@ -39,9 +40,10 @@ const char* usage =
     "Data-parallel training on Fashion-MNIST (MLP 784-256-128-10, or the CNN conv3x3 16 -> pool\n"
     "-> conv3x3 32 -> pool -> fc 128 -> 10; SGD --lr) with P processes of --threads threads, for\n"
     "each P of --processes: Troupe (P `process: separate` groups, one cpu worker each: P child\n"
-    "`troupe agent`s do forward/backward, sync allreduce; the reduction and the optimizer run in\n"
-    "the control process) beside PyTorch DDP (apps/bench/ddp_train.py: torch.multiprocessing\n"
-    "spawn, gloo on 127.0.0.1). --batch is per process: the global batch is --batch x P. Each run\n"
+    "`troupe agent`s hold the replicas and do forward/backward and the optimizer, sync allreduce\n"
+    "through a ring of the agents and the control process) beside PyTorch DDP\n"
+    "(apps/bench/ddp_train.py: torch.multiprocessing spawn, gloo on 127.0.0.1). --batch is per\n"
+    "process: the global batch is --batch x P. Each run\n"
     "trains --steps steps; samples/s counts the steps after the first --warmup (default: 20, at\n"
     "most a quarter of --steps). Troupe and DDP runs alternate; prints the medians of --runs runs\n"
     "and the ratio Troupe/DDP. Without python3-torch (make bench-deps) only Troupe's figures are\n"
@@ -334,9 +336,10 @@ int run(const std::vector<std::string>& argv) {
       static_cast<long long>(p.steps), static_cast<long long>(p.warmup),
       static_cast<long long>(p.threads), std::thread::hardware_concurrency(), runs);
   std::printf(
-      "Troupe: P `process: separate` groups of one cpu worker: P child `troupe agent`s do "
-      "forward/backward (parameters and rows down, gradient sums up over ZeroMQ ipc); sync "
-      "allreduce, the reduction and the optimizer run in the control process\n");
+      "Troupe: P `process: separate` groups of one cpu worker: P child `troupe agent`s hold the "
+      "replicas and do forward/backward and the optimizer (rows down over ZeroMQ ipc); sync "
+      "allreduce through a ring of the agents and the control process (its transport is in each "
+      "run's report: sync.process_ring)\n");
   if (ddp.unavailable.empty())
     std::printf(
         "DDP: PyTorch%s%s DistributedDataParallel, gloo on 127.0.0.1, P processes "
