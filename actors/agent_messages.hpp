@@ -67,6 +67,7 @@ struct host_worker {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.0;
+  std::string codec;  // sync.codec of the process ring ("" for none)
 };
 
 // agent -> the sender of host_worker. Refused: `reason` says why (the worker fails to start).
@@ -89,7 +90,7 @@ TROUPE_INSPECT(agent_answer, x.accepted, x.reason, x.member)
 TROUPE_INSPECT(host_worker, x.prefix, x.store, x.control_host, x.device, x.device_name, x.threads,
                x.base, x.slowdown, x.row_seconds, x.model, x.input_shape, x.classes, x.hidden,
                x.conv_layers, x.kernel, x.optimizer, x.lr, x.momentum, x.nesterov, x.beta1, x.beta2,
-               x.eps, x.weight_decay)
+               x.eps, x.weight_decay, x.codec)
 TROUPE_INSPECT(host_answer, x.accepted, x.reason, x.capability, x.data_host)
 
 #undef TROUPE_INSPECT

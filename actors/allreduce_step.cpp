@@ -195,7 +195,8 @@ void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation,
     const std::string prefix = "ring/" + std::to_string(job) + "/" + std::to_string(generation) +
                                "/" + std::to_string(::getpid()) + "/" + std::to_string(++serial);
     s->process_ring = true;
-    s->reducer = make_process_ring_reducer(in_agent, job, generation, prefix, ring_);
+    s->reducer =
+        make_process_ring_reducer(in_agent, job, generation, prefix, ring_, cfg_.sync.codec);
   } else {
     s->reducer = make_shared_reducer(members);
   }

@@ -15,8 +15,11 @@ constexpr auto connect_within = std::chrono::seconds(10);
 
 }  // namespace
 
-hosted_replica::hosted_replica(models::optimizer_spec spec, std::size_t params)
-    : spec_(std::move(spec)), count_(params) {}
+hosted_replica::hosted_replica(models::optimizer_spec spec, std::size_t params,
+                               const std::string& codec)
+    : spec_(std::move(spec)), count_(params) {
+  if (!codec.empty()) codec_.encoding = collectives::make_codec(codec);
+}
 
 hosted_replica::~hosted_replica() {
   ring_.close();
@@ -77,7 +80,8 @@ double hosted_replica::reduce(const ring_turn& t, collectives::store& store,
   stopwatch sw;
   try {
     collectives::close_on_throw guard{ring_};
-    const double total = ring_reduce_mean(ring_, t.job, t.generation, kept_, deadline, abort);
+    const double total = ring_reduce_mean(ring_, t.job, t.generation, kept_, deadline, abort,
+                                          codec_.encoding ? &codec_ : nullptr);
     if (total != static_cast<double>(t.total_samples))
       throw runtime_failure("ring reduced " + std::to_string(total) + " samples where step " +
                             std::to_string(t.step) + " has " + std::to_string(t.total_samples));

@@ -33,7 +33,8 @@ struct ring_turn {
 
 class hosted_replica {
  public:
-  hosted_replica(models::optimizer_spec spec, std::size_t params);
+  // `codec`: sync.codec of the ring ("" for none); throws input_error when unknown.
+  hosted_replica(models::optimizer_spec spec, std::size_t params, const std::string& codec = "");
   ~hosted_replica();
   hosted_replica(const hosted_replica&) = delete;
   hosted_replica& operator=(const hosted_replica&) = delete;
@@ -66,6 +67,7 @@ class hosted_replica {
   bool loaded_ = false;
   std::string ring_prefix_;
   collectives::communicator ring_;
+  ring_codec codec_;  // its error feedback spans the worker's link
 };
 
 }  // namespace troupe::actors

@@ -146,6 +146,7 @@ std::shared_ptr<worker_setup> setup_of(job_self self, const group_slot& slot, in
   setup->sync_mode = cfg.sync.mode;
   setup->optimizer = optimizer_spec_of(cfg.optimizer);
   setup->replica_in_agent = replica_in_agent(cfg, slot.group);
+  setup->codec = cfg.sync.codec;
   setup->faults = st.faults;
   setup->max_hang_seconds = st.launch.step_deadline_seconds;
   setup->supervision = supervision;

@@ -85,7 +85,9 @@ class allreduce_sync : public job_sync {
 
  protected:
   // The ring's figures; its bytes join wire_bytes_per_step: a ring of n ranks sends 2(n - 1)
-  // times the buffer per reduction, all ranks together.
+  // times the buffer per reduction, all ranks together; with a codec, each rank sends n - 1
+  // encoded blobs of one size (rank 0's sent bytes, n times; the count's own small allreduce
+  // aside). busbw is then over the uncompressed buffer: the bandwidth the codec makes it seem.
   void fill_ring_report(job_report& r, std::int64_t steps) const {
     const auto ring = replicas_.ring();
     if (!ring) return;
@@ -94,6 +96,7 @@ class allreduce_sync : public job_sync {
     sync_report::ring g;
     g.ranks = ring->ranks;
     g.transport = ring->transport;
+    g.codec = ring->codec.empty() ? "none" : ring->codec;
     g.bytes = ring->bytes;
     g.reductions = static_cast<std::int64_t>(ring->seconds.size());
     auto s = ring->seconds;
@@ -103,8 +106,10 @@ class allreduce_sync : public job_sync {
     const double n = g.ranks;
     g.busbw_GBps =
         median > 0 ? static_cast<double>(g.bytes) / median / 1e9 * 2.0 * (n - 1.0) / n : 0;
+    g.wire_bytes = ring->codec.empty() ? static_cast<std::uint64_t>(2.0 * (n - 1.0)) * g.bytes
+                                       : static_cast<std::uint64_t>(n) * ring->sent;
     if (steps > 0)
-      r.wire_bytes_per_step += 2.0 * (n - 1.0) * static_cast<double>(g.bytes) *
+      r.wire_bytes_per_step += static_cast<double>(g.wire_bytes) *
                                static_cast<double>(g.reductions) / static_cast<double>(steps);
     r.sync.process_ring = g;
   }

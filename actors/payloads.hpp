@@ -92,6 +92,7 @@ struct worker_setup {
   // reduction is a ring between processes (actors/process_ring.hpp).
   bool replica_in_agent = false;
   models::optimizer_spec optimizer;
+  std::string codec;  // sync.codec: of the gradients on the process ring ("" for none)
   // Weight of this job on a shared device (share_gate): one cell per job, which the job sets on
   // every share_update before forwarding it, so that a restarted worker (the supervisor copies
   // this setup) starts from the current share, not from the config's.

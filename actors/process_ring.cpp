@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/compressed_allreduce.hpp"
 #include "collectives/inproc/shared_allreduce.hpp"
 #include "collectives/shm/shm_link.hpp"
 #include "core/clock.hpp"
@@ -22,7 +23,8 @@ constexpr auto connect_within = std::chrono::seconds(10);
 class process_ring_reducer final : public step_reducer {
  public:
   process_ring_reducer(std::vector<bool> agent, std::uint64_t job, std::uint64_t generation,
-                       std::string prefix, std::shared_ptr<ring_record> record)
+                       std::string prefix, std::shared_ptr<ring_record> record,
+                       const std::string& codec)
       : agent_(std::move(agent)),
         group_(static_cast<int>(agent_.size())),
         endpoints_(agent_.size()),
@@ -33,6 +35,8 @@ class process_ring_reducer final : public step_reducer {
     int next = 1;
     for (bool a : agent_) ring_rank_.push_back(a ? next++ : 0);
     ring_size_ = next;
+    codec_name_ = codec;
+    if (!codec.empty()) codec_.encoding = coll::make_codec(codec);
   }
   ~process_ring_reducer() override { ring_.close(); }
 
@@ -76,11 +80,12 @@ class process_ring_reducer final : public step_reducer {
       connect(c.deadline);
       coll::close_on_throw guard{ring_};  // ring_buf_ may still be on the wire
       stopwatch sw;
-      const double total =
-          ring_reduce_mean(ring_, job_, generation_, ring_buf_, c.deadline, c.abort);
+      const double total = ring_reduce_mean(ring_, job_, generation_, ring_buf_, c.deadline,
+                                            c.abort, codec_.encoding ? &codec_ : nullptr);
       {
         std::lock_guard<std::mutex> lock(record_->mu);
         record_->seconds.push_back(sw.seconds());
+        record_->sent = codec_.sent_bytes;
       }
       hand.data = ring_buf_.data();
       hand.weight = total;
@@ -130,6 +135,7 @@ class process_ring_reducer final : public step_reducer {
     std::lock_guard<std::mutex> lock(record_->mu);
     record_->ranks = ring_size_;
     record_->transport = name_of(transport);
+    record_->codec = codec_name_;
     record_->bytes = ring_buf_.size() * sizeof(float);
   }
 
@@ -147,6 +153,8 @@ class process_ring_reducer final : public step_reducer {
   coll::communicator ring_;
   bool connected_ = false;
   std::vector<float> ring_buf_;
+  std::string codec_name_;
+  ring_codec codec_;  // rank 0's: its error feedback lives as long as this generation's ring
 };
 
 }  // namespace
@@ -154,11 +162,12 @@ class process_ring_reducer final : public step_reducer {
 std::shared_ptr<step_reducer> make_process_ring_reducer(std::vector<bool> agent, std::uint64_t job,
                                                         std::uint64_t generation,
                                                         std::string prefix,
-                                                        std::shared_ptr<ring_record> record) {
+                                                        std::shared_ptr<ring_record> record,
+                                                        const std::string& codec) {
   if (std::none_of(agent.begin(), agent.end(), [](bool a) { return a; }))
     throw runtime_failure("allreduce: a process ring needs a member in an agent");
   return std::make_shared<process_ring_reducer>(std::move(agent), job, generation,
-                                                std::move(prefix), std::move(record));
+                                                std::move(prefix), std::move(record), codec);
 }
 
 const char* name_of(ring_transport t) {
@@ -198,15 +207,34 @@ coll::communicator connect_ring(ring_transport transport, int rank, int size,
 
 double ring_reduce_mean(coll::communicator& ring, std::uint64_t job, std::uint64_t generation,
                         std::vector<float>& data, steady::time_point deadline,
-                        std::shared_ptr<const coll::abort_signal> abort) {
+                        std::shared_ptr<const coll::abort_signal> abort, ring_codec* codec) {
   coll::allreduce_options o;
   o.comm = &ring;
   o.job = job;
   o.generation = generation;
   o.data = span<float>{data.data(), data.size()};
   o.deadline = deadline;
-  o.abort = std::move(abort);
-  coll::allreduce(o);
+  o.abort = abort;
+  if (codec && codec->encoding) {
+    // The count exactly, alone; the sums through the codec.
+    float weight = data.back();
+    o.data = span<float>{&weight, 1};
+    coll::allreduce(o);
+    coll::compressed_allreduce_options c;
+    c.comm = &ring;
+    c.job = job;
+    c.generation = generation;
+    c.deadline = deadline;
+    c.abort = std::move(abort);
+    c.data = span<float>{data.data(), data.size() - 1};
+    c.encoding = codec->encoding.get();
+    c.state = &codec->state;
+    c.sent_bytes = &codec->sent_bytes;
+    coll::compressed_allreduce(c);
+    data.back() = weight;
+  } else {
+    coll::allreduce(o);
+  }
   const double total = static_cast<double>(data.back());
   const float d = static_cast<float>(total);
   const std::size_t n = data.size() - 1;

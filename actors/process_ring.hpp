@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "actors/allreduce_step.hpp"
+#include "collectives/codecs/codec.hpp"
 #include "collectives/store.hpp"
 #include "collectives/zmq/zmq_link.hpp"
 
@@ -79,24 +80,36 @@ struct agent_part {
 struct ring_record {
   mutable std::mutex mu;
   int ranks = 0;
-  std::string transport;        // "ipc" or "tcp"
+  std::string transport;        // "shm", "ipc" or "tcp"
+  std::string codec;            // "" for none
   std::uint64_t bytes = 0;      // per reduction: (parameters + 1) x 4
+  std::uint64_t sent = 0;       // with a codec: what rank 0 sent in the last reduction
   std::vector<double> seconds;  // each reduction's ring part, as rank 0 of the ring saw it
 };
 
 // `agent[r]`: member r's replica lives in an agent. At least one must. `prefix` names the ring's
-// keys (unique per job, generation and control process).
+// keys (unique per job, generation and control process). `codec`: sync.codec ("" for none).
 std::shared_ptr<step_reducer> make_process_ring_reducer(std::vector<bool> agent, std::uint64_t job,
                                                         std::uint64_t generation,
                                                         std::string prefix,
-                                                        std::shared_ptr<ring_record> record);
+                                                        std::shared_ptr<ring_record> record,
+                                                        const std::string& codec = "");
+
+// sync.codec on the ring: the gradient sums go through the codec (its error feedback kept in
+// `state` across steps, per ring rank); the sample count in an exact allreduce of its own.
+struct ring_codec {
+  std::unique_ptr<collectives::codec> encoding;  // null: no codec
+  collectives::codec_state state;
+  std::size_t sent_bytes = 0;  // out: this rank's last reduction
+};
 
 // The ring rank that reduces `data` (count values + the weight as the last element) in an agent
-// or in the control process; divides by the total weight and returns it. Throws
-// collective_error.
+// or in the control process; divides by the total weight and returns it. Every rank ends with
+// the same bits. Throws collective_error.
 double ring_reduce_mean(collectives::communicator& ring, std::uint64_t job,
                         std::uint64_t generation, std::vector<float>& data,
                         steady::time_point deadline,
-                        std::shared_ptr<const collectives::abort_signal> abort);
+                        std::shared_ptr<const collectives::abort_signal> abort,
+                        ring_codec* codec = nullptr);
 
 }  // namespace troupe::actors

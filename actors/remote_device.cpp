@@ -327,6 +327,7 @@ msg::host_worker request_of(const worker_setup& setup, const std::string& prefix
   w.beta2 = o.beta2;
   w.eps = o.eps;
   w.weight_decay = o.weight_decay;
+  w.codec = setup.codec;
   return w;
 }
 

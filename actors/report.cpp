@@ -74,9 +74,10 @@ nlohmann::json to_json(const job_report& j) {
   };
   if (j.sync.process_ring) {
     const auto& g = *j.sync.process_ring;
-    out["sync"]["process_ring"] = {{"ranks", g.ranks},         {"transport", g.transport},
-                                   {"bytes", g.bytes},         {"reductions", g.reductions},
-                                   {"median_ms", g.median_ms}, {"busbw_GBps", g.busbw_GBps}};
+    out["sync"]["process_ring"] = {{"ranks", g.ranks},           {"transport", g.transport},
+                                   {"codec", g.codec},           {"bytes", g.bytes},
+                                   {"wire_bytes", g.wire_bytes}, {"reductions", g.reductions},
+                                   {"median_ms", g.median_ms},   {"busbw_GBps", g.busbw_GBps}};
   }
   if (!j.error.empty()) out["error"] = j.error;
   if (j.share) {

@@ -56,8 +56,10 @@ struct sync_report {
   // ring rank timed it (median of the reductions); busbw as `troupe bench allreduce` prints it.
   struct ring {
     int ranks = 0;
-    std::string transport;  // ipc | tcp
-    std::uint64_t bytes = 0;
+    std::string transport;         // shm | ipc | tcp
+    std::string codec;             // sync.codec, "none" without one
+    std::uint64_t bytes = 0;       // the buffer: (parameters + 1) x 4
+    std::uint64_t wire_bytes = 0;  // sent per reduction, all ranks together
     std::int64_t reductions = 0;
     double median_ms = 0.0;
     double busbw_GBps = 0.0;

@@ -14,6 +14,7 @@
 #include "actors/child_agents.hpp"
 #include "actors/metrics_hub.hpp"
 #include "actors/task_manager.hpp"
+#include "collectives/codecs/codec.hpp"
 #include "collectives/store_actor.hpp"
 #include "core/error.hpp"
 #include "core/job_rules.hpp"
@@ -27,6 +28,20 @@ void check_job(const config::job_config& job) {
   if (const auto r = config::job_rule_violation(job))
     throw input_error("job '" + job.name + "': " + (r->section.empty() ? "" : r->section + ".") +
                       r->key + ": " + r->what);
+  // The codec's spec is collectives' to read (core cannot see it). The SPD codecs are for
+  // symmetric positive definite matrices, not gradients.
+  if (!job.sync.codec.empty()) {
+    const auto where = "job '" + job.name + "': sync.codec: ";
+    if (job.sync.codec.rfind("spd", 0) == 0)
+      throw input_error(where + "'" + job.sync.codec +
+                        "' encodes SPD matrices; gradients take fp16, bf16, topk[:ratio] or "
+                        "powersgd[:rank]");
+    try {
+      collectives::make_codec(job.sync.codec);
+    } catch (const std::exception& e) {
+      throw input_error(where + e.what());
+    }
+  }
 }
 
 }  // namespace

@@ -66,8 +66,8 @@ struct hosted {
   std::string data_host;
   std::shared_ptr<const collectives::abort_signal> stop;
 
-  hosted(models::optimizer_spec optimizer, std::size_t params)
-      : replica(std::move(optimizer), params) {}
+  hosted(models::optimizer_spec optimizer, std::size_t params, const std::string& codec)
+      : replica(std::move(optimizer), params, codec) {}
 };
 
 // Receives `count` values of T as part `part` of call `call`. The frame's size is checked
@@ -281,7 +281,7 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
     if (!w.store) throw input_error("no rendezvous store in the request");
     const auto spec = model_of(w);
     auto model = models::make_model(spec);
-    h = std::make_shared<hosted>(optimizer_of(w), model->param_count());
+    h = std::make_shared<hosted>(optimizer_of(w), model->param_count(), w.codec);
     h->device = devices::make_device(device_of(w));
     h->model = std::move(model);
     h->features = spec.input_size();

@@ -39,6 +39,14 @@ void compressed_allreduce(const compressed_allreduce_options& options) {
           ctx);
     }
     right.flush(ctx);
+    if (options.sent_bytes) {
+      std::size_t sent = 0;
+      for (std::size_t step = 0; step < n - 1; ++step)
+        sent += blob[mod(r - static_cast<long long>(step), n)].size();
+      *options.sent_bytes = sent;
+    }
+  } else if (options.sent_bytes) {
+    *options.sent_bytes = 0;
   }
   std::vector<float> decoded(options.data.size());
   std::fill(options.data.begin(), options.data.end(), 0.0f);

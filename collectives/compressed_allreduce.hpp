@@ -12,7 +12,8 @@ namespace troupe::collectives {
 struct compressed_allreduce_options : op_options {
   span<float> data;
   const codec* encoding = nullptr;
-  codec_state* state = nullptr;  // this rank's, kept across steps
+  codec_state* state = nullptr;       // this rank's, kept across steps
+  std::size_t* sent_bytes = nullptr;  // out, when set: the bytes this rank sent
 };
 
 void compressed_allreduce(const compressed_allreduce_options& options);

@@ -83,6 +83,10 @@ struct sync_config {
   // (`period: adaptive`, policies/sync_period.hpp).
   std::int64_t period = 1;
   bool adaptive_period = false;
+  // allreduce: the codec of the gradients that cross processes (the process ring between the
+  // control process and agents): fp16, bf16, topk[:ratio], powersgd[:rank]; "" for none.
+  // Checked by the runtime (core cannot see collectives/).
+  std::string codec;
 };
 
 struct checkpoint_config {

@@ -1,5 +1,5 @@
 // The config keys of groups that compute in other processes and of elastic jobs:
-// cluster.groups[].process and jobs[].elastic.
+// cluster.groups[].process, jobs[].elastic, and sync.codec (the gradients that cross them).
 #include <doctest/doctest.h>
 
 #include <string>
@@ -60,4 +60,30 @@ TEST_CASE("process and elastic refusals name the file, line and key") {
   has(error_of(config("", "    sync: {mode: allreduce}\n    elastic: {min_devices: 1}\n")),
       "an elastic job needs sync.mode: ps");
   has(error_of(config("", "    elastic: {min: 1}\n")), "jobs[0].elastic.min");
+}
+
+TEST_CASE("sync.codec: for allreduce with the replicated form; none is no codec") {
+  const auto fp16 =
+      parse_config(config("", "    sync: {mode: allreduce, codec: fp16}\n"), "ok.yaml");
+  CHECK(fp16.jobs[0].sync.codec == "fp16");
+  const auto none =
+      parse_config(config("", "    sync: {mode: allreduce, codec: none}\n"), "ok.yaml");
+  CHECK(none.jobs[0].sync.codec.empty());
+  auto has = [](const std::string& msg, const std::string& part) {
+    CHECK_MESSAGE(msg.find(part) != std::string::npos, msg);
+  };
+  const auto ps = error_of(config("", "    sync: {mode: ps, codec: fp16}\n"));
+  has(ps, "bad.yaml:");
+  has(ps, "jobs[0].sync.codec: only applies with sync mode: allreduce");
+  const auto distributed =
+      error_of(config("",
+                      "    optimizer: {kind: max-adabelief, form: distributed}\n"
+                      "    sync: {mode: allreduce, codec: topk}\n"));
+  has(distributed, "sync.codec");
+  has(distributed, "optimizer.form: replicated");
+  // A --set that switches the mode drops the file's codec with a note, as other mode keys.
+  const auto switched = parse_config(config("", "    sync: {mode: allreduce, codec: fp16}\n"),
+                                     "ok.yaml", {"jobs.0.sync.mode=ps"});
+  CHECK(switched.jobs[0].sync.mode == troupe::sync_mode::ps);
+  CHECK(switched.jobs[0].sync.codec.empty());
 }

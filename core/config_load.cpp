@@ -150,6 +150,9 @@ void read_sync(const context& cx, const map_view& v, sync_config& s) {
   v.only_with("ps_shards", s.mode == sync_mode::ps, "sync mode: ps");
   v.integer("ps_shards", s.ps_shards, at_least_one);
   v.only_with("period", s.mode == sync_mode::local, "sync mode: local");
+  v.only_with("codec", s.mode == sync_mode::allreduce, "sync mode: allreduce");
+  v.str("codec", s.codec);
+  if (s.codec == "none") s.codec.clear();
   if (v.has("period")) {
     const auto n = v.node("period");
     s.adaptive_period = n.IsScalar() && n.Scalar() == "adaptive";
@@ -386,8 +389,8 @@ void drop_keys_left_by_mode_set(const YAML::Node& jobs, const std::vector<std::s
   const auto was_set = [&](const std::string& p) {
     return std::find(set_paths.begin(), set_paths.end(), p) != set_paths.end();
   };
-  static const std::pair<const char*, const char*> mode_keys[] = {{"ps_shards", "ps"},
-                                                                  {"period", "local"}};
+  static const std::pair<const char*, const char*> mode_keys[] = {
+      {"ps_shards", "ps"}, {"period", "local"}, {"codec", "allreduce"}};
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const std::string sync_path = index_path("jobs", i) + ".sync";
     if (!was_set(sync_path + ".mode")) continue;

@@ -26,6 +26,12 @@ std::optional<rule_violation> job_rule_violation(const job_config& j) {
                           "distributed needs optimizer.kind: max-adabelief and sync.mode: "
                           "allreduce (got kind: " +
                               std::string(name_of(j.optimizer.kind)) + ", " + mode + ")"};
+  // The codec compresses the gradient sums of the process ring: the replicated form's only.
+  if (!j.sync.codec.empty() &&
+      (j.sync.mode != sync_mode::allreduce || j.optimizer.form != optimizer_form::replicated))
+    return rule_violation{"sync", "codec",
+                          "applies to sync.mode: allreduce with optimizer.form: replicated (got " +
+                              mode + ", form: " + name_of(j.optimizer.form) + ")"};
   // A checkpoint holds one optimizer state: in local SGD, and in the distributed form, each
   // replica's differs from the others'.
   if (!checkpoints_possible(j) && !j.checkpoint.dir.empty() &&

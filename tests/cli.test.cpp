@@ -83,6 +83,16 @@ TEST_CASE("troupe run: malformed configs exit 2 before any training") {
   CHECK(o.err.find("cycle") != std::string::npos);
   CHECK(run_troupe("/nonexistent/troupe.yaml").code == 2);
   CHECK(run_troupe(write("ok.yaml", good).string() + " --set jobs.0.batch=-1").code == 2);
+  // A codec that collectives cannot build (or one for SPD matrices): the runtime names the key.
+  for (const std::string codec : {"zip", "spd-tri"}) {
+    CAPTURE(codec);
+    const auto c = run_troupe(write("codec.yaml", good).string() +
+                              " --set jobs.0.sync.mode=allreduce --set jobs.0.sync.codec=" + codec);
+    CAPTURE(c.err);
+    CHECK(c.code == 2);
+    CHECK(c.err.find("sync.codec: ") != std::string::npos);
+    CHECK(c.err.find(codec) != std::string::npos);
+  }
 }
 
 TEST_CASE("troupe run: a good config exits 0 and writes the documented report") {
