@@ -341,21 +341,28 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         auto& st = self->state;
         if (!st.gate.admit(cmd) || !session || (cmd.average && hold_back(self, cmd, session)))
           return;
-        if (!st.local) st.local = std::make_shared<local_replica>();
+        if (!st.local) {
+          st.local = std::make_shared<local_replica>();
+          st.local->opt.resume = st.setup->resume_optimizer;
+        }
         const auto rs = replica_step_of(st, cmd);
         if (!reduce_guarded(self, [&] { local_step_apply(*st.local, *session, rs, cmd.average); }))
           return;
         self->send(job, msg::applied{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1});
       },
       // sync: allreduce checkpoints: after step `c.step` every replica (parameters and optimizer
-      // state) is the same, so one member's copy is the job's. The job sends this after the
-      // step's last `applied` and before the next step's command: the copy is exactly that step.
+      // state) is the same, so one member's copy is the job's. sync: local: after an average
+      // the parameters are, and this member's optimizer state stands for all. The job sends this
+      // after the step's last `applied` and before the next step's command: the copy is exactly
+      // that step.
       [=](const msg::ckpt_capture& c) {
         auto& st = self->state;
-        if (c.job != st.gate.job() || !st.replica || !st.replica->replicated) return;
+        if (c.job != st.gate.job()) return;
+        const auto* opt = st.replica ? &*st.replica : st.local ? &st.local->opt : nullptr;
+        if (!opt || !opt->replicated) return;
         auto part = std::make_shared<ckpt_shard_part>();
         part->params = st.setup->params->values;
-        part->optimizer = st.replica->replicated->state();
+        part->optimizer = opt->replicated->state();
         self->send(job, msg::ckpt_part{c.job, c.generation, c.step, 0, c.step},
                    msg::local_ref<ckpt_shard_part>{std::move(part)});
       },

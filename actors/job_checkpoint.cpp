@@ -83,8 +83,9 @@ void checkpoint_init(job_self self) {
   if (st.ckpt.resumed_from) st.ckpt.cycle.resumed(*st.ckpt.resumed_from);
   if (!asked) return;
   if (!st.sync->checkpoints()) {
-    log(self, std::string("checkpoints: not taken in sync: ") + name_of(st.launch.cfg.sync.mode) +
-                  " (each replica's optimizer state is its own)");
+    log(self,
+        "checkpoints: not taken with optimizer.form: distributed (each replica's "
+        "optimizer state is its own)");
     return;
   }
   st.ckpt.dir = job_dir(c.dir, st.launch.cfg.name);
@@ -102,7 +103,7 @@ void checkpoint_init(job_self self) {
 void checkpoint_boundary(job_self self) {
   auto& st = self->state;
   const auto now = steady::now();
-  if (!st.ckpt.cycle.due(st.step, now)) return;
+  if (!st.sync->at_capture_point() || !st.ckpt.cycle.due(st.step, now)) return;
   const auto& cfg = st.launch.cfg;
   auto snap = std::make_shared<job_snapshot>();
   snap->step = st.step;

@@ -20,11 +20,13 @@
 //   reduce         every member reported its gradient sum: reduce; how many `applied` to await
 //   on_applied     one `applied` arrived
 //   commit         the step is applied everywhere: publish version step + 1
-//   capture        a checkpoint is due: ask whoever holds the optimizer state for its copy
+//   capture        a checkpoint is due (and at_capture_point): ask whoever holds the optimizer
+//                  state for its copy
 //   end            the job ends: stop or abort what the mode started; a reason when a completed
 //                  run is inconsistent
 // Member loss and checkpoints are only supported where the mode says so (survives_member_loss,
-// checkpoints): allreduce and local fail the job on a lost member.
+// checkpoints): allreduce and local fail the job on a lost member; the distributed optimizer
+// form takes no checkpoints.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -80,6 +82,9 @@ class job_sync {
   virtual bool may_stop_on_time() const { return true; }
   virtual bool survives_member_loss() const { return false; }
   virtual bool checkpoints() const { return false; }
+  // May a due checkpoint be taken at this step boundary? (local: only right after an average,
+  // when every replica holds the same parameters; a due capture waits for the next one.)
+  virtual bool at_capture_point() const { return true; }
   // The optimizer state each worker's replica starts from (allreduce resumed from a
   // checkpoint); null: a fresh optimizer.
   virtual std::shared_ptr<const models::optimizer_state> replica_optimizer_state() const {

@@ -59,7 +59,9 @@ TEST_CASE("allreduce: a replica per rank, published together, checked at the end
   auto distributed = job();
   distributed.optimizer.form = optimizer_form::distributed;
   CHECK_FALSE(make_allreduce_sync(distributed, 30.0)->checkpoints());
-  CHECK_FALSE(make_local_sync(job(2), 30.0)->checkpoints());
+  // local: after an average the replicas' parameters are one (at_capture_point, below).
+  CHECK(make_local_sync(job(2), 30.0)->checkpoints());
+  CHECK(s->at_capture_point());
   CHECK_FALSE(s->replica_optimizer_state());
   CHECK_FALSE(s->commit(4, 0.1, 0.1, 1.0));
   CHECK(r0->version.load() == 5);
@@ -70,7 +72,7 @@ TEST_CASE("allreduce: a replica per rank, published together, checked at the end
   CHECK(why.find("replica of rank 1 differs") != std::string::npos);
 }
 
-TEST_CASE("local: stops on time only after an average; the period decides the averages") {
+TEST_CASE("local: stops on time and checkpoints only after an average; the period decides") {
   auto s = make_local_sync(job(3), 30.0);
   auto store = store_of({1, 2});
   s->params_for(0, store);
@@ -89,6 +91,7 @@ TEST_CASE("local: stops on time only after an average; the period decides the av
     CHECK(s->reduce(nullptr, round) == 0);
     CHECK(s->may_stop_on_time() == averages);
     s->commit(step, 0.01, 0.01, 1.0);
+    CHECK(s->at_capture_point() == averages);  // the boundary after step `step`
     ++step;
   }
   job_report r;

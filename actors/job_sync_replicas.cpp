@@ -129,6 +129,7 @@ class local_sgd_sync final : public allreduce_sync {
 
   int reduce(caf::event_based_actor* self, const reduce_round& round) override {
     averaging_ = schedule_.averages(round.cmd.step, round.last);
+    members_ = *round.workers;
     msg::local_cmd cmd;
     cmd.job = round.cmd.job;
     cmd.generation = round.cmd.generation;
@@ -143,6 +144,7 @@ class local_sgd_sync final : public allreduce_sync {
   std::optional<std::string> commit(std::int64_t step, double compute_seconds,
                                     double reduce_seconds, double loss) override {
     replicas_.publish(step + 1);
+    averaged_ = averaging_;
     try {
       return schedule_.on_applied(step, averaging_, compute_seconds, reduce_seconds, loss);
     } catch (const std::exception& e) {
@@ -153,9 +155,12 @@ class local_sgd_sync final : public allreduce_sync {
   // Stop on time only after an average: the step deciding it saw the time was up.
   bool may_stop_on_time() const override { return averaging_; }
 
-  // Each replica's optimizer has stepped on its own gradients since the last average: no one
-  // member's state is the job's, and the checkpoint format holds one.
-  bool checkpoints() const override { return false; }
+  // Checkpoints right after an average, when the replicas' parameters are one: the parameters
+  // and member 0's optimizer state (each replica's optimizer stepped on its own gradients, and
+  // the checkpoint holds one state; a resumed run starts every replica from it, which is exact
+  // for an optimizer without state, plain SGD). A due checkpoint waits for the next average.
+  bool checkpoints() const override { return true; }
+  bool at_capture_point() const override { return averaged_; }
 
   void fill_report(job_report& r, std::int64_t steps) const override {
     fill_sync_report(r, cfg_, &schedule_, steps);
@@ -164,6 +169,7 @@ class local_sgd_sync final : public allreduce_sync {
  private:
   local_sync schedule_;
   bool averaging_ = false;  // the step in flight ends with an average
+  bool averaged_ = false;   // the last applied step did (a resumed run starts after one)
 };
 
 }  // namespace

@@ -14,7 +14,12 @@ namespace troupe::actors {
 void local_step_apply(local_replica& rep, const allreduce_session& session,
                       const replica_step& step, bool average) {
   const std::size_t n = step.count;
-  if (!rep.opt.replicated) rep.opt.replicated = models::make_optimizer(session.optimizer, n);
+  if (!rep.opt.replicated) {
+    rep.opt.replicated = models::make_optimizer(session.optimizer, n);
+    // A resumed run: the checkpoint's optimizer state (member 0's at its average).
+    if (rep.opt.resume) rep.opt.replicated->load_state(*rep.opt.resume);
+    rep.opt.resume.reset();
+  }
   rep.scratch.resize(n);
   // A member without samples has no gradient: its replica waits for the next average instead of
   // letting momentum move it on nothing.

@@ -3,8 +3,7 @@
 namespace troupe::config {
 
 bool checkpoints_possible(const job_config& j) {
-  return j.sync.mode == sync_mode::ps ||
-         (j.sync.mode == sync_mode::allreduce && j.optimizer.form == optimizer_form::replicated);
+  return j.sync.mode != sync_mode::allreduce || j.optimizer.form == optimizer_form::replicated;
 }
 
 std::optional<rule_violation> job_rule_violation(const job_config& j) {
@@ -32,15 +31,15 @@ std::optional<rule_violation> job_rule_violation(const job_config& j) {
     return rule_violation{"sync", "codec",
                           "applies to sync.mode: allreduce with optimizer.form: replicated (got " +
                               mode + ", form: " + name_of(j.optimizer.form) + ")"};
-  // A checkpoint holds one optimizer state: in local SGD, and in the distributed form, each
-  // replica's differs from the others'.
+  // A checkpoint holds one optimizer state: in the distributed form each replica's differs from
+  // the others' (local SGD saves member 0's after an average; see actors/job_sync_replicas.cpp).
   if (!checkpoints_possible(j) && !j.checkpoint.dir.empty() &&
       (j.checkpoint.every_steps > 0 || j.checkpoint.every_seconds > 0))
     return rule_violation{
         "checkpoint", "dir",
         "checkpoints are not available with " + mode +
-            (j.sync.mode == sync_mode::allreduce ? " and optimizer.form: distributed" : "") +
-            " yet (use sync.mode: ps or allreduce, or remove the checkpoint keys)"};
+            " and optimizer.form: distributed yet (use optimizer.form: replicated, or remove the "
+            "checkpoint keys)"};
   if (j.elastic && j.elastic->min_devices > j.elastic->max_devices)
     return rule_violation{"elastic", "min_devices",
                           "must not exceed max_devices (" + std::to_string(j.elastic->min_devices) +
