@@ -2,6 +2,9 @@
 
 #include <caf/io/middleman.hpp>
 
+#include <cstdio>
+#include <mutex>
+
 #include "core/error.hpp"
 #include "core/launcher_env.hpp"
 
@@ -37,15 +40,22 @@ agent_listener listen_for_agents(caf::actor_system& sys, const agent_listen_opti
   if (options.on_listening) options.on_listening(out.port);
   if (options.wait_agents <= 0) return out;
   caf::scoped_actor self{sys};
-  std::string failure;
+  bool joined = false;
   self->request(out.registry, to_timespan(options.wait_seconds), msg::agents_atom_v,
                 static_cast<std::int32_t>(options.wait_agents))
-      .receive([](std::int32_t) {}, [&](caf::error& e) { failure = failure_text(sys, e); });
-  if (!failure.empty()) {
+      .receive([&](std::int32_t) { joined = true; }, [](caf::error&) {});
+  if (!joined) {
     caf::anon_send(out.registry, msg::agent_bye_atom_v);
-    throw runtime_failure("waited " + std::to_string(options.wait_seconds) + " s for " +
-                          std::to_string(options.wait_agents) + " agents to join " + at + ": " +
-                          failure);
+    std::size_t came = 0;
+    {
+      std::lock_guard<std::mutex> lock(out.records->mu);
+      for (const auto& r : out.records->list) came += r.lost_s ? 0 : 1;
+    }
+    char waited[32];
+    std::snprintf(waited, sizeof waited, "%g", options.wait_seconds);
+    throw runtime_failure(std::string("waited ") + waited + " s for " +
+                          std::to_string(options.wait_agents) + " agents to join " + at + "; " +
+                          std::to_string(came) + " joined");
   }
   return out;
 }

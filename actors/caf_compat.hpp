@@ -53,18 +53,20 @@ caf::actor spawn_detached(caf::actor_system& sys, F fun, Ts&&... xs) {
   return sys.spawn<caf::detached>(fun, std::forward<Ts>(xs)...);
 }
 
-// Errors between our actors: an input error (exit 2) or a runtime failure (exit 1), with text.
+// Errors between our actors: an input error (exit 2) or a crash (exit 1), with text. Not
+// runtime_failure: inside troupe::actors that name would hide troupe::runtime_failure, and a
+// `throw runtime_failure(...)` there threw a caf::error, which no std::exception handler takes.
 inline caf::error input_failure(std::string text) {
   return caf::make_error(caf::sec::invalid_argument, std::move(text));
 }
-inline caf::error runtime_failure(std::string text) {
+inline caf::error crash_failure(std::string text) {
   return caf::make_error(caf::sec::runtime_error, std::move(text));
 }
 inline bool is_input_failure(const caf::error& e) {
   return e.category() == caf::atom("system") &&
          e.code() == static_cast<uint8_t>(caf::sec::invalid_argument);
 }
-// The text given to input_failure/runtime_failure, or CAF's rendering of any other error.
+// The text given to input_failure/crash_failure, or CAF's rendering of any other error.
 inline std::string failure_text(caf::actor_system& sys, const caf::error& e) {
   if (e.context().match_elements<std::string>()) return e.context().get_as<std::string>(0);
   return sys.render(e);

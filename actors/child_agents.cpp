@@ -38,7 +38,7 @@ int agents_to_wait_for(const config::run_config& run) {
 }
 
 child_agents::child_agents(const std::string& program, const config::cluster_config& cluster,
-                           std::uint16_t port, const std::string& token,
+                           const std::string& host, std::uint16_t port, const std::string& token,
                            std::function<void(const std::string&)> log)
     : log_(std::move(log)) {
   if (!token.empty()) env_.push_back("TROUPE_TOKEN=" + token);
@@ -47,7 +47,7 @@ child_agents::child_agents(const std::string& program, const config::cluster_con
     child c;
     c.group = g.name;
     c.argv = {program,          "agent",
-              "--join",         "127.0.0.1:" + std::to_string(port),
+              "--join",         host + ":" + std::to_string(port),
               "--group",        g.name,
               "--name",         g.name,
               "--device",       name_of(g.device),

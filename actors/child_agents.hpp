@@ -31,11 +31,12 @@ class child_agents {
  public:
   static constexpr int max_respawns = 5;
 
-  // Starts `program agent --join 127.0.0.1:PORT --group G --name G ... --parent PID` for each
-  // separate group of `cluster`. The token, when set, goes through the environment
+  // Starts `program agent --join HOST:PORT --group G --name G ... --parent PID` for each
+  // separate group of `cluster`; `host` is where the run listens (a listener bound to one
+  // address takes no connection on loopback). The token, when set, goes through the environment
   // (TROUPE_TOKEN), never the command line. `log` gets a line per respawn.
   child_agents(const std::string& program, const config::cluster_config& cluster,
-               std::uint16_t port, const std::string& token,
+               const std::string& host, std::uint16_t port, const std::string& token,
                std::function<void(const std::string&)> log);
   ~child_agents();  // stop(5)
   child_agents(const child_agents&) = delete;

@@ -47,7 +47,7 @@ caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id jo
         } catch (const input_error& e) {
           return input_failure(std::string("job '") + st.cfg.name + "': " + e.what());
         } catch (const std::exception& e) {
-          return runtime_failure(std::string("job '") + st.cfg.name + "': " + e.what());
+          return crash_failure(std::string("job '") + st.cfg.name + "': " + e.what());
         }
         st.sampler.emplace(st.data.train->n, st.cfg.batch, st.cfg.seed);
         if (st.cfg.data.priority)
@@ -76,7 +76,7 @@ caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id jo
             plan.counts = std::move(s.counts);
           } catch (const std::exception& e) {
             // Only bad weights or q can throw; the config checks make that unreachable.
-            self->quit(runtime_failure(std::string("job '") + st.cfg.name + "': " + e.what()));
+            self->quit(crash_failure(std::string("job '") + st.cfg.name + "': " + e.what()));
             return;
           }
         } else {

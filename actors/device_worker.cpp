@@ -116,14 +116,14 @@ fault_effect inject(stateful<worker_state>* self, std::int64_t step) {
   if (!f) return fault_effect::none;
   const std::string at = " at step " + std::to_string(step);
   if (f->action == fault_action::kill) {
-    self->quit(runtime_failure("injected kill" + at));
+    self->quit(crash_failure("injected kill" + at));
     return fault_effect::stop;
   }
   if (f->action == fault_action::drop) return fault_effect::drop;
   // hang / partition: silent until released by the supervisor, or for the hang's seconds.
   const double wait = f->seconds > 0 ? f->seconds : st.setup->max_hang_seconds;
   if (st.setup->cancel->wait_for(wait) || f->action == fault_action::partition) {
-    self->quit(runtime_failure(std::string("injected ") + name_of(f->action) + at + ": released"));
+    self->quit(crash_failure(std::string("injected ") + name_of(f->action) + at + ": released"));
     return fault_effect::stop;
   }
   return fault_effect::none;
@@ -168,7 +168,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
     }
   } catch (const std::exception& e) {
     // A device that failed (an agent lost mid-call): the supervisor classifies this text.
-    self->quit(runtime_failure(st.setup->device.name + ": " + e.what()));
+    self->quit(crash_failure(st.setup->device.name + ": " + e.what()));
     return;
   }
   st.computed_step = cmd.step;
@@ -240,10 +240,10 @@ bool reduce_guarded(stateful<worker_state>* self, F&& f) {
     f();
   } catch (const collectives::collective_error& e) {
     // Aborted: the job ends or moved to a new generation and no longer waits for this step.
-    if (e.kind() != collectives::failure_kind::aborted) self->quit(runtime_failure(e.what()));
+    if (e.kind() != collectives::failure_kind::aborted) self->quit(crash_failure(e.what()));
     return false;
   } catch (const std::exception& e) {
-    self->quit(runtime_failure(e.what()));
+    self->quit(crash_failure(e.what()));
     return false;
   }
   return true;
@@ -267,7 +267,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
     st.grad = std::make_shared<std::vector<float>>(st.model->param_count(), 0.0f);
   } catch (const troupe::runtime_failure& e) {
     // An agent that cannot be reached now may be back later: a crash, not bad input.
-    self->quit(runtime_failure(setup->device.name + ": " + e.what()));
+    self->quit(crash_failure(setup->device.name + ": " + e.what()));
     return {};
   } catch (const std::exception& e) {
     self->quit(input_failure(setup->device.name + ": " + e.what()));
@@ -293,9 +293,9 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
           st.parked = cmd;
           st.parked_gather_seconds = gather_s;
         } else {
-          self->quit(runtime_failure("parameter version " + std::to_string(version) +
-                                     " where step " + std::to_string(cmd.step) + " needs " +
-                                     std::to_string(cmd.version)));
+          self->quit(crash_failure("parameter version " + std::to_string(version) + " where step " +
+                                   std::to_string(cmd.step) + " needs " +
+                                   std::to_string(cmd.version)));
         }
       },
       [=](const msg::go_step& go) {

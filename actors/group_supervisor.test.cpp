@@ -39,7 +39,7 @@ caf::behavior fake_job(caf::event_based_actor* self, std::shared_ptr<recorded> r
 caf::behavior fake_worker(caf::event_based_actor* self, caf::actor job, msg::spawn_worker spec) {
   self->send(job, msg::worker_ready{spec.job, spec.generation, spec.rank, 1.0});
   return {[=](msg::finish_atom, const std::string& why) {
-    self->quit(troupe::actors::runtime_failure(why));
+    self->quit(troupe::actors::crash_failure(why));
   }};
 }
 

@@ -162,9 +162,13 @@ void runtime::start() {
     lo.notify = impl_->tm;
     for (const auto& g : actors::agent_groups(impl_->cfg.cluster))
       lo.groups.push_back({g.name, g.device, g.count});
-    lo.on_listening = [this](std::uint16_t port) {
+    // Children join where the run listens: loopback unless --listen names one address.
+    auto child_host = parse_join(impl_->opts.listen, "--listen", true).host;
+    if (child_host.empty() || child_host == "0.0.0.0" || child_host == "::" || child_host == "[::]")
+      child_host = "127.0.0.1";
+    lo.on_listening = [this, child_host](std::uint16_t port) {
       impl_->children = std::make_unique<actors::child_agents>(
-          impl_->opts.agent_program, impl_->cfg.cluster, port, impl_->opts.join_token,
+          impl_->opts.agent_program, impl_->cfg.cluster, child_host, port, impl_->opts.join_token,
           [hub = impl_->hub](const std::string& line) {
             caf::anon_send(hub, msg::log_line{0, 0, "agents", line});
           });

@@ -9,7 +9,8 @@
 // (process: separate), `solo` in the control process; at step --at agent `a` gets SIGKILL or
 // SIGSTOP. detect_ms runs from the signal to the job's failure line for its worker (the agent's
 // closed connection, the registry's heartbeat, or the step deadline, whichever comes first);
-// recovery_ms is the job's own (detection to the next completed step).
+// recovery_ms is the job's own (detection to the next completed step). A partition puts agent
+// `a` in a network namespace of the bench's own (apps/netns_pair.hpp) and drops its packets.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +32,8 @@
 #include "apps/args.hpp"
 #include "apps/bench_run.hpp"
 #include "apps/command.hpp"
+#include "apps/netns_pair.hpp"
+#include "core/child_process.hpp"
 #include "core/error.hpp"
 #include "core/fault_spec.hpp"
 #include "core/median.hpp"
@@ -49,8 +52,12 @@ const char* usage =
     "deadline (at least 0.5 s, else a multiple of recent step times); kills by the worker's\n"
     "death.\n\n"
     "--processes: groups a and b compute in child agents (process: separate), solo here; at\n"
-    "step --at agent a gets SIGKILL or SIGSTOP (--classes kill,stop). detect_ms runs from the\n"
-    "signal to the job's failure line for a/0; recovery_ms as above.";
+    "step --at agent a gets SIGKILL or SIGSTOP (--classes kill,stop,partition). partition: a's\n"
+    "agent runs in a network namespace of the bench's own, joined to this process (in another)\n"
+    "by a veth pair with no default route, and at step --at nftables drops all its packets\n"
+    "(needs root or CAP_NET_ADMIN, iproute2 and nftables; skipped with a message otherwise).\n"
+    "detect_ms runs from the signal or the cut to the job's failure line for a/0; recovery_ms\n"
+    "as above.";
 
 std::string fault_spec(const std::string& kind, std::int64_t at) {
   if (kind == "kill") return "kill:pair/0@" + std::to_string(at);
@@ -170,11 +177,77 @@ process_run run_with_signal(std::int64_t steps, std::int64_t at, int sig,
   return out;
 }
 
+// --processes, partition: group `a`'s agent runs in network namespace b, joined to this process
+// (moved into namespace a for the run) over a veth pair; at step `at` nftables drops all of b's
+// packets, and the rule goes once the job is over.
+std::string partition_config_yaml(std::int64_t steps) {
+  return config_yaml(steps,
+                     "    - {name: a, device: cpu, count: 1, threads: 1, process: agent}\n"
+                     "    - {name: b, device: cpu, count: 1, threads: 1, process: separate}\n"
+                     "    - {name: solo, device: cpu, count: 1, threads: 1}\n",
+                     "    supervision: {crash: migrate, hang: migrate, lost-group: migrate}\n");
+}
+
+process_run run_with_partition(std::int64_t steps, std::int64_t at, const runtime_options& base,
+                               const netns_pair& net) {
+  std::optional<netns_pair::in_a> in_a;
+  if (!net.enter_a(in_a)) throw runtime_failure("bench faults: cannot enter namespace a");
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string token = "bench-faults-partition";
+  runtime_options opts = base;
+  opts.agent_program = self;
+  opts.listen = net.control() + ":0";
+  opts.join_token = token;
+  runtime rt(config::parse_config(partition_config_yaml(steps), "bench-faults.yaml"), opts);
+  std::mutex mu;
+  std::optional<child_process> agent;
+  std::optional<steady::time_point> cut, failed;
+  std::string error;  // the callbacks run on the runtime's threads: they must not throw
+  rt.on_log([&](const std::string& job, const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    const std::string listening = "listening for agents on ";
+    if (job == "agents" && !agent && error.empty() && line.rfind(listening, 0) == 0) {
+      try {
+        agent.emplace(std::vector<std::string>{net.ip(), "netns", "exec", net.ns_b(), self, "agent",
+                                               "--join", line.substr(listening.size()), "--group",
+                                               "a", "--name", "far", "--token", token},
+                      std::vector<std::string>{});
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    if (job == "faults" && cut && !failed && line.find("failure: worker a/0") == 0)
+      failed = steady::now();
+  });
+  rt.on_metrics([&](const live_metrics& m) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (m.step < at || cut || !error.empty()) return;
+    if (net.drop_b(true))
+      cut = steady::now();
+    else
+      error = "nftables refused the drop rule";
+  });
+  auto report = rt.run();
+  std::lock_guard<std::mutex> lock(mu);
+  if (cut) net.drop_b(false);
+  if (agent) agent->stop(0);  // cut off, it may be rejoining a run that is over
+  if (!error.empty()) throw runtime_failure("bench faults: partition: " + error);
+  if (report.jobs.size() != 1 || report.jobs[0].status != job_status::completed)
+    throw runtime_failure("bench faults: job did not complete: " +
+                          (report.jobs.empty() ? std::string("no job") : report.jobs[0].error));
+  process_run out;
+  out.job = report.jobs[0];
+  if (cut && failed)
+    out.detect_ms = std::chrono::duration<double, std::milli>(*failed - *cut).count();
+  return out;
+}
+
 int run_processes(long long runs, std::int64_t steps, std::int64_t at,
                   const std::vector<std::string>& kinds, const runtime_options& base) {
   for (const auto& k : kinds)
-    if (k != "kill" && k != "stop")
-      throw input_error("--classes with --processes: unknown fault '" + k + "' (kill or stop)");
+    if (k != "kill" && k != "stop" && k != "partition")
+      throw input_error("--classes with --processes: unknown fault '" + k +
+                        "' (kill, stop or partition)");
   std::printf(
       "# troupe bench faults --processes: %lld runs per fault; agent `a` (a child process) gets "
       "the signal at step %lld of %lld\n",
@@ -182,10 +255,22 @@ int run_processes(long long runs, std::int64_t steps, std::int64_t at,
   std::printf("%-8s %12s %14s %-20s %10s %10s\n", "fault", "detect_ms", "recovery_ms", "classes",
               "lost_steps", "detected");
   for (const auto& kind : kinds) {
+    std::optional<netns_pair> net;
+    if (kind == "partition") {
+      net.emplace();
+      if (!net->ok()) {
+        std::printf(
+            "%-8s skipped: cannot make network namespaces and nftables rules here (needs "
+            "root or CAP_NET_ADMIN, iproute2 and nftables)\n",
+            kind.c_str());
+        continue;
+      }
+    }
     std::vector<double> detect;
     fault_tally tally;
     for (long long r = 0; r < runs; ++r) {
-      const auto run = run_with_signal(steps, at, kind == "kill" ? SIGKILL : SIGSTOP, base);
+      const auto run = net ? run_with_partition(steps, at, base, *net)
+                           : run_with_signal(steps, at, kind == "kill" ? SIGKILL : SIGSTOP, base);
       if (run.detect_ms) detect.push_back(*run.detect_ms);
       tally.add(run.job.faults);
     }
@@ -210,7 +295,8 @@ int run(const std::vector<std::string>& argv) {
   opts.log_dir = a.get_or("log-dir", "");
   opts.wait_seconds = 600;
   if (a.has("processes"))
-    return run_processes(runs, steps, at, split_list(a.get_or("classes", "kill,stop")), opts);
+    return run_processes(runs, steps, at, split_list(a.get_or("classes", "kill,stop,partition")),
+                         opts);
   const auto kinds = split_list(a.get_or("classes", "kill,hang,partition"));
   for (const auto& k : kinds) fault_spec(k, at);  // refuses an unknown one before any run
 

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "apps/netns_pair.hpp"
 #include "tests/process_support.hpp"
 
 using namespace troupe::testing;
@@ -85,64 +86,6 @@ void send_junk(const std::string& address) {
   CHECK(::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL) > 0);
   ::close(fd);
 }
-
-// Two network namespaces of the test's own, joined by a veth pair, neither with a default route
-// (a cut link must not send traffic out of the machine): `a` holds the control process at
-// 10.231.X.1, `b` an agent's host at 10.231.X.2. Removed when the test ends, however it ends.
-class netns_pair {
- public:
-  netns_pair() {
-    const auto id = std::to_string(::getpid() % 100000);
-    a_ = "trp-" + id + "-a";
-    b_ = "trp-" + id + "-b";
-    veth_a_ = "tv" + id + "a";
-    veth_b_ = "tv" + id + "b";
-    const auto net = "10.231." + std::to_string(::getpid() % 250) + ".";
-    control_ = net + "1";
-    ok_ = sh("ip netns add " + a_) && sh("ip netns add " + b_) &&
-          sh("ip link add " + veth_a_ + " type veth peer name " + veth_b_) &&
-          sh("ip link set " + veth_a_ + " netns " + a_) &&
-          sh("ip link set " + veth_b_ + " netns " + b_) &&
-          sh(in(a_) + "ip addr add " + net + "1/30 dev " + veth_a_) &&
-          sh(in(b_) + "ip addr add " + net + "2/30 dev " + veth_b_) &&
-          sh(in(a_) + "ip link set lo up") && sh(in(b_) + "ip link set lo up") &&
-          sh(in(a_) + "ip link set " + veth_a_ + " up") &&
-          sh(in(b_) + "ip link set " + veth_b_ + " up") && sh("command -v nft");
-  }
-  ~netns_pair() {
-    sh("ip netns del " + a_);
-    sh("ip netns del " + b_);
-    sh("ip link del " + veth_a_);  // only if it never left this namespace
-  }
-  netns_pair(const netns_pair&) = delete;
-  netns_pair& operator=(const netns_pair&) = delete;
-
-  bool ok() const { return ok_; }
-  const std::string& control() const { return control_; }
-  std::vector<std::string> exec_in_a() const { return {"ip", "netns", "exec", a_}; }
-  std::vector<std::string> exec_in_b() const { return {"ip", "netns", "exec", b_}; }
-
-  // A silent partition: b's packets vanish (both ends see nothing, as in a real one).
-  bool drop_b(bool drop) const {
-    return drop ? sh(in(b_) + "nft add table inet trp") &&
-                      sh(in(b_) +
-                         "nft add chain inet trp out '{ type filter hook output priority "
-                         "0; policy drop; }'")
-                : sh(in(b_) + "nft delete table inet trp");
-  }
-  // A cut link: the control side's end goes down.
-  bool link_a(bool up) const {
-    return sh(in(a_) + "ip link set " + veth_a_ + (up ? " up" : " down"));
-  }
-
- private:
-  static std::string in(const std::string& ns) { return "ip netns exec " + ns + " "; }
-  static bool sh(const std::string& cmd) {
-    return std::system((cmd + " > /dev/null 2>&1").c_str()) == 0;
-  }
-  std::string a_, b_, veth_a_, veth_b_, control_;
-  bool ok_ = false;
-};
 
 // Where namespaces are refused the partition tests say so and pass.
 void skip_without_namespaces() {
@@ -288,8 +231,23 @@ TEST_CASE("agent and listener flags: bad input exits 2 naming the flag") {
   }
 }
 
+TEST_CASE("a listener that cannot bind, or agents that never come: exit 1, saying which") {
+  // (These used to abort: the failure was thrown as a caf::error, which nothing caught.)
+  troupe_process unbound(scratch, "unbound",
+                         {"run", write_config(), "--listen", "10.255.255.254:0", "--token", "t"});
+  CHECK(unbound.wait_for_exit(30) == 1);
+  CHECK(unbound.err().find("--listen 10.255.255.254:0: cannot listen") != std::string::npos);
+  troupe_process lonely(scratch, "lonely",
+                        {"run", write_config(), "--listen", "127.0.0.1:0", "--wait-agents", "2",
+                         "--agent-wait", "1"});
+  CHECK(lonely.wait_for_exit(30) == 1);
+  CAPTURE(lonely.err());
+  CHECK(lonely.err().find("waited 1 s for 2 agents to join 127.0.0.1:") != std::string::npos);
+  CHECK(lonely.err().find("; 0 joined") != std::string::npos);
+}
+
 TEST_CASE("a partitioned agent is seen lost, and rejoins as a new member when the link heals") {
-  const netns_pair net;
+  const troupe::apps::netns_pair net;
   if (!net.ok()) return skip_without_namespaces();
   auto args = run_args(2);
   args[3] = net.control() + ":0";
@@ -365,7 +323,7 @@ bool file_says(const std::filesystem::path& file, const std::string& text, doubl
 // One run of that job with the control process in namespace a and the agent in b; `cut`
 // (optional) is applied once the job trains and undone once the control process lost the agent.
 // Returns the job's report.
-nlohmann::json train_across(const netns_pair& net, const std::string& name,
+nlohmann::json train_across(const troupe::apps::netns_pair& net, const std::string& name,
                             const std::function<bool(bool)>& cut) {
   const auto report = scratch / (name + "-report.json");
   const std::vector<std::string> args{"run",       write_partition_config(),
@@ -398,7 +356,7 @@ nlohmann::json train_across(const netns_pair& net, const std::string& name,
 }  // namespace
 
 TEST_CASE("a group in a partitioned agent: the job goes on without it, losing no step") {
-  const netns_pair net;
+  const troupe::apps::netns_pair net;
   if (!net.ok()) return skip_without_namespaces();
   const auto clean = train_across(net, "cut-none", {});
   REQUIRE(clean["status"] == "completed");
