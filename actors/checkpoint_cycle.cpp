@@ -25,8 +25,9 @@ void checkpoint_cycle::resumed(std::int64_t step) {
   durable_step_ = step;
 }
 
-bool checkpoint_cycle::due(std::int64_t step, steady::time_point now) const {
+bool checkpoint_cycle::due(std::int64_t step, steady::time_point now, bool force) const {
   if (!enabled_ || in_flight_ || step <= last_step_) return false;
+  if (force) return true;
   const bool by_steps = config_.every_steps > 0 && step - last_step_ >= config_.every_steps;
   const bool by_time =
       config_.every_seconds > 0 && seconds_between(last_time_, now) >= config_.every_seconds;

@@ -51,8 +51,9 @@ class checkpoint_cycle {
   bool in_flight() const { return in_flight_; }
   // The job resumed from the checkpoint of `step`.
   void resumed(std::int64_t step);
-  // At the boundary before step `step`: is a capture due?
-  bool due(std::int64_t step, steady::time_point now) const;
+  // At the boundary before step `step`: is a capture due? `force`: whatever the interval (the
+  // run stops), if enabled, idle and past the last capture.
+  bool due(std::int64_t step, steady::time_point now, bool force = false) const;
   // Edge 1: `snap` (its step set) waits for `parts` parts.
   void begin(std::shared_ptr<job_snapshot> snap, int parts, steady::time_point now);
   // One part holder's copy. `log` gets a line when the capture is dropped.

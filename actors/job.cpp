@@ -20,6 +20,12 @@
 namespace troupe::actors {
 namespace {
 
+// A cancel names the generation it was meant for; a stop of the run (interrupt) comes from the
+// task manager, which does not follow the job's generations, and applies to any.
+bool admit_drain(job_self self, const msg::drain& m) {
+  return m.interrupt ? m.job == self->state.gate.job() : self->state.gate.admit(m);
+}
+
 void log_step_time(job_self self) {
   const auto& c = self->state.clock;
   char buf[200];
@@ -68,7 +74,8 @@ caf::message_handler common(job_self self) {
       },
       // Edge 6 before RUNNING: nothing is in flight, so the job ends now.
       [=](const msg::drain& m) {
-        if (self->state.gate.admit(m)) finish(self, job_status::cancelled);
+        if (admit_drain(self, m))
+          finish(self, m.interrupt ? job_status::interrupted : job_status::cancelled);
       },
       // Edge 7: outside RUNNING and DRAINING no worker failure can be handled.
       [=](const msg::worker_down& m) {
@@ -114,11 +121,18 @@ caf::behavior behavior_of(job_self self, job_phase phase) {
       // Edge 6: finish the step in flight first.
       return stepping(self)
           .or_else([=](const msg::drain& m) {
-            if (self->state.gate.admit(m)) enter(self, job_phase::draining);
+            if (!admit_drain(self, m)) return;
+            self->state.interrupting = m.interrupt;
+            enter(self, job_phase::draining);
           })
           .or_else(common(self));
     case job_phase::draining:
-      return stepping(self).or_else([=](const msg::drain&) {}).or_else(common(self));
+      return stepping(self)
+          .or_else([=](const msg::drain& m) {
+            // A cancel that becomes a stop of the run: the last checkpoint is taken too.
+            if (admit_drain(self, m) && m.interrupt) self->state.interrupting = true;
+          })
+          .or_else(common(self));
     case job_phase::evaluating:
       return common(self).or_else([=](const msg::eval_done& m) { on_eval_done(self, m); });
     case job_phase::loading:

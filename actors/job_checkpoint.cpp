@@ -103,7 +103,9 @@ void checkpoint_init(job_self self) {
 void checkpoint_boundary(job_self self) {
   auto& st = self->state;
   const auto now = steady::now();
-  if (!st.sync->at_capture_point() || !st.ckpt.cycle.due(st.step, now)) return;
+  // A run that stops takes one at its last boundary, due or not.
+  const bool last = st.interrupting && st.phase == job_phase::draining;
+  if (!st.sync->at_capture_point() || !st.ckpt.cycle.due(st.step, now, last)) return;
   const auto& cfg = st.launch.cfg;
   auto snap = std::make_shared<job_snapshot>();
   snap->step = st.step;

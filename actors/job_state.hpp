@@ -71,6 +71,7 @@ struct job_state {
   std::shared_ptr<std::atomic<double>> share = std::make_shared<std::atomic<double>>(1.0);
   std::vector<double> weights;
   std::vector<group_slot> waiting_groups;  // elastic: joined before RUNNING (job_growth.hpp)
+  bool interrupting = false;  // a drain with interrupt: checkpoint, then status interrupted
   bool paused = false;  // elastic: held at a step boundary with fewer than min_devices members
   int answers = 0;      // probes / evaluations answered in the current phase
   int eval_expected = 0;

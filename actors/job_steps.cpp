@@ -238,7 +238,16 @@ bool held_below_min_devices(job_self self) {
 void next_step(job_self self) {
   auto& st = self->state;
   if (st.phase == job_phase::draining) {
-    finish(self, job_status::cancelled);
+    if (!st.interrupting) {
+      finish(self, job_status::cancelled);
+      return;
+    }
+    // The run stops: the checkpoint of this boundary (checkpoint_boundary took it) lands first.
+    const auto stop = [self] {
+      log(self, "interrupted at step " + std::to_string(self->state.step));
+      finish(self, job_status::interrupted);
+    };
+    if (!checkpoint_hold(self, stop)) stop();
     return;
   }
   if (should_stop(self)) {

@@ -325,9 +325,11 @@ struct restart_worker {
 };
 
 // task_manager -> job: stop after the step in flight (cancel); job answers with job_finished.
+// `interrupt`: the run is stopping: a checkpoint at that boundary first, status interrupted.
 struct drain {
   job_id job = 0;
   generation_id generation = 0;
+  bool interrupt = false;
 };
 
 // job -> group_supervisor: stop this job's workers and forget them.
@@ -460,7 +462,7 @@ TROUPE_INSPECT(worker_down, x.job, x.generation, x.rank, x.kind, x.bad_input, x.
 TROUPE_INSPECT(worker_failed, x.job, x.generation, x.rank, x.kind, x.reason)
 TROUPE_INSPECT(step_timeout, x.job, x.generation, x.step, x.seq)
 TROUPE_INSPECT(restart_worker, x.job, x.generation, x.rank)
-TROUPE_INSPECT(drain, x.job, x.generation)
+TROUPE_INSPECT(drain, x.job, x.generation, x.interrupt)
 TROUPE_INSPECT(release, x.job, x.generation)
 TROUPE_INSPECT(job_finished, x.job, x.generation, x.name, x.status, x.error, x.bad_input)
 TROUPE_INSPECT(log_line, x.job, x.generation, x.name, x.text)
@@ -558,4 +560,5 @@ CAF_ADD_ATOM(troupe, troupe::msg, agents_atom, "agents")
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::host_worker))
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::host_answer))
 CAF_ADD_ATOM(troupe, troupe::msg, group_up_atom, "groupup")
+CAF_ADD_ATOM(troupe, troupe::msg, interrupt_atom, "interrupt")
 CAF_END_TYPE_ID_BLOCK(troupe)

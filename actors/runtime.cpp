@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
@@ -60,6 +61,9 @@ struct runtime::impl {
   std::shared_ptr<actors::agent_directory> directory;  // with listen
   std::unique_ptr<actors::child_agents> children;      // process: separate groups
   bool started = false;
+  // interrupt() before start() made the task manager: it is told when it exists.
+  std::mutex interrupt_mu;
+  bool interrupted = false;
 };
 
 runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make_unique<impl>()) {
@@ -105,7 +109,10 @@ runtime::~runtime() {
   caf::anon_send_exit(impl_->hub, caf::exit_reason::user_shutdown);
   if (impl_->directory)
     caf::anon_send_exit(impl_->directory->store(), caf::exit_reason::user_shutdown);
-  impl_->tm = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(impl_->interrupt_mu);
+    impl_->tm = nullptr;
+  }
   impl_->hub = nullptr;
   impl_->sys->await_all_actors_done();
   // Child agents leave on the bye; one that does not within 5 s is killed.
@@ -150,7 +157,12 @@ void runtime::start() {
   tmo.step_deadline_seconds = impl_->opts.step_deadline_seconds;
   tmo.resume_dir = impl_->opts.resume_dir;
   tmo.agents = impl_->directory;
-  impl_->tm = impl_->sys->spawn(actors::task_manager, std::move(tmo));
+  {
+    auto tm = impl_->sys->spawn(actors::task_manager, std::move(tmo));
+    std::lock_guard<std::mutex> lock(impl_->interrupt_mu);
+    impl_->tm = tm;
+    if (impl_->interrupted) caf::anon_send(tm, msg::interrupt_atom_v);
+  }
   if (!impl_->opts.listen.empty()) {
     actors::agent_listen_options lo;
     lo.address = impl_->opts.listen;
@@ -190,6 +202,12 @@ void runtime::start() {
 
 std::uint16_t runtime::listen_port() const {
   return impl_->port;
+}
+
+void runtime::interrupt() {
+  std::lock_guard<std::mutex> lock(impl_->interrupt_mu);
+  impl_->interrupted = true;
+  if (impl_->tm) caf::anon_send(impl_->tm, msg::interrupt_atom_v);
 }
 
 void runtime::submit(config::job_config job) {

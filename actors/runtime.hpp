@@ -80,6 +80,11 @@ class runtime {
   void submit(config::job_config job);
   // Blocks until every submitted job has ended; returns the report.
   run_report wait();
+  // Stops the run gracefully (SIGTERM, SIGINT, a preemption): nothing more starts; each running
+  // job ends at its next step boundary, after a last checkpoint where it takes them, with
+  // status interrupted, and wait() returns. Thread-safe; callable at any time, also before
+  // start().
+  void interrupt();
   // The port `listen` bound (after start()); 0 without a listener.
   std::uint16_t listen_port() const;
   run_report run() {

@@ -93,7 +93,8 @@ bool cancel_orphans(self_ptr self) {
     for (const auto& dep : q.cfg.after) {
       const auto o = outcomes.find(dep);
       if (o != outcomes.end() &&
-          (o->second == job_status::failed || o->second == job_status::cancelled))
+          (o->second == job_status::failed || o->second == job_status::cancelled ||
+           o->second == job_status::interrupted))
         return "job '" + dep + "' it depends on did not complete";
     }
     return std::string();
@@ -156,6 +157,12 @@ bool group_present(self_ptr self, const config::group_config& g) {
 
 void schedule(self_ptr self) {
   auto& st = self->state;
+  if (st.interrupted) {
+    end_queued_if(self, job_status::interrupted, false,
+                  [](const queued_entry&) { return std::string("interrupted before it started"); });
+    deliver_if_idle(self);
+    return;
+  }
   while (cancel_orphans(self)) {
   }
   std::vector<policies::job_request> pending;
@@ -422,6 +429,17 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
               ++st.share_changes[run.name];
               self->send(run.actor, msg::share_update{id, 0, d.shares[i]});
             }
+      },
+      // The run stops (runtime::interrupt): running jobs end at their next step boundary, after
+      // a last checkpoint; queued ones never start.
+      [=](msg::interrupt_atom) {
+        auto& st = self->state;
+        st.interrupted = true;
+        for (const auto& [id, run] : st.running) {
+          msg::drain d{id, 0, true};
+          self->send(run.actor, d);
+        }
+        schedule(self);
       },
       [=](const msg::drain& d) {
         auto& st = self->state;

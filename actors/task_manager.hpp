@@ -82,7 +82,8 @@ struct tm_state {
   std::vector<job_report> reports;             // in order of ending
   std::vector<schedule_event> events;
   std::vector<caf::response_promise> waiters;
-  bool sealed = false;  // the runtime waits: a job that can never start is cancelled
+  bool sealed = false;       // the runtime waits: a job that can never start is cancelled
+  bool interrupted = false;  // the run stops: nothing more starts, running jobs drain
   // cluster.shares: adaptive with a shared group (actors/share_allocator.hpp); else null.
   caf::actor share_allocator;
   std::map<std::string, double> shares;  // job name -> its current share on shared devices

@@ -3,7 +3,8 @@
 // runs the config's jobs on an in-process heterogeneous cluster (the embedded runtime of
 // actors/runtime.hpp). On a terminal each job gets a live progress line redrawn in place; when
 // stdout is not a terminal, plain log lines instead. Exit 0 when every job completed, 2 on bad
-// input (before any training), 1 when a job failed.
+// input (before any training), 1 when a job failed; after SIGTERM or SIGINT (the jobs stopped
+// at a step boundary, with a last checkpoint and status interrupted), 128 + the signal.
 #include <unistd.h>
 
 #include <chrono>
@@ -18,6 +19,7 @@
 #include "actors/runtime.hpp"
 #include "apps/args.hpp"
 #include "apps/command.hpp"
+#include "apps/stop_signals.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
 #include "core/fault_spec.hpp"
@@ -159,7 +161,24 @@ int run(const std::vector<std::string>& argv) {
     throw input_error("--wait-agents must be 0 to 4096 and --agent-wait positive");
   if (opts.wait_agents > 0 && opts.listen.empty())
     throw input_error("--wait-agents needs --listen HOST:PORT (where the agents join)");
+  // SIGTERM / SIGINT: the jobs end at their next step boundary, after a last checkpoint
+  // (status interrupted, the report written, exit 128 + signal); a second signal stops at once.
+  std::mutex stop_mu;
+  runtime* running = nullptr;
+  stop_signals stop([&](int sig) {
+    std::fprintf(stderr,
+                 "troupe run: %s: finishing the step in flight, then a checkpoint where the jobs "
+                 "take them (again to stop at once)\n",
+                 sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    std::lock_guard<std::mutex> lock(stop_mu);
+    if (running) running->interrupt();
+  });
   runtime rt(std::move(cfg), opts);
+  {
+    std::lock_guard<std::mutex> lock(stop_mu);
+    running = &rt;
+    if (stop.received()) rt.interrupt();
+  }
 
   const bool quiet = a.has("quiet");
   progress_view view(isatty(STDOUT_FILENO) == 1, quiet);
@@ -187,7 +206,9 @@ int run(const std::vector<std::string>& argv) {
     out << to_json(report).dump(2) << '\n';
     if (!quiet) std::printf("report: %s  logs: %s/\n", report_path.c_str(), opts.log_dir.c_str());
   }
-  return exit_code(report);
+  std::lock_guard<std::mutex> lock(stop_mu);
+  running = nullptr;
+  return stop.received() ? 128 + stop.received() : exit_code(report);
 }
 
 const command_registrar reg{

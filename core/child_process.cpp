@@ -28,7 +28,16 @@ child_process::child_process(const std::vector<std::string>& argv,
   std::vector<char*> env;
   for (auto& e : env_text) env.push_back(e.data());
   env.push_back(nullptr);
-  const int rc = ::posix_spawn(&pid_, argv[0].c_str(), nullptr, nullptr, args.data(), env.data());
+  // The child starts with no signal blocked: posix_spawn would pass the spawning thread's mask
+  // on (exec resets handlers, not the mask), and an agent must take the SIGTERM sent to it.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  const int rc = ::posix_spawn(&pid_, argv[0].c_str(), nullptr, &attr, args.data(), env.data());
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) throw runtime_failure("cannot start " + argv[0] + ": " + std::strerror(rc));
 }
 

@@ -70,7 +70,10 @@ enum class failure_policy { restart, migrate, fail_job };
 TROUPE_SPELLINGS(failure_policy, fail_job, "restart", "migrate", "fail-job");
 
 // How a job ended, or that it still runs: the report's `status`.
-enum class job_status { queued, running, completed, failed, cancelled };
-TROUPE_SPELLINGS(job_status, cancelled, "queued", "running", "completed", "failed", "cancelled");
+// interrupted: the run was asked to stop (SIGTERM, SIGINT, runtime::interrupt) and the job
+// ended at a step boundary, after a last checkpoint where it takes them.
+enum class job_status { queued, running, completed, failed, cancelled, interrupted };
+TROUPE_SPELLINGS(job_status, interrupted, "queued", "running", "completed", "failed", "cancelled",
+                 "interrupted");
 
 }  // namespace troupe

@@ -92,6 +92,9 @@ struct kill_case {
   std::string slowed;  // the worker the first run slows down from step 60 on
   int steps = max_steps;
   int agents = 0;  // child agents of the control process (process: separate groups)
+  // SIGKILL: nothing of the run survives but its checkpoints. SIGTERM: the run stops at the
+  // next step boundary, writes a checkpoint there and exits 143; nothing is lost.
+  int signal = SIGKILL;
 };
 
 // Two cpu groups, each computing in a child agent of `troupe run`.
@@ -186,10 +189,25 @@ void kill_then_resume(const kill_case& k) {
   const auto agents = joined_agents(slurp(dir / "first.out"));
   for (const pid_t a : agents) CHECK_FALSE(exited(a));
   if (!exited_early) {
-    ::kill(pid, SIGKILL);
+    ::kill(pid, k.signal);
     int status = 0;
-    ::waitpid(pid, &status, 0);
-    CHECK(WIFSIGNALED(status));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (::waitpid(pid, &status, WNOHANG) != pid) {
+      if (std::chrono::steady_clock::now() >= until) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        FAIL("troupe run did not stop within 60 s of signal " << k.signal);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (k.signal == SIGKILL) {
+      CHECK(WIFSIGNALED(status));
+    } else {
+      REQUIRE(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 128 + k.signal);
+      CHECK(slurp(dir / "first.out").find("finishing the step in flight") != std::string::npos);
+      CHECK(slurp(logs / (k.job + ".log")).find("interrupted at step") != std::string::npos);
+    }
   }
 
   // Its agents were started with --parent: they die with it, by themselves (deadline 20 s; a
@@ -242,6 +260,7 @@ void kill_then_resume(const kill_case& k) {
                 << " steps (interval " << every_steps << ")");
   CHECK(resumed >= killed_step - every_steps);
   CHECK(resumed <= killed_step);
+  if (k.signal != SIGKILL) CHECK(resumed == killed_step);  // its last boundary's checkpoint
   CHECK(slurp(dir / "second.out").find("resumed from step " + std::to_string(resumed)) !=
         std::string::npos);
 }
@@ -259,6 +278,18 @@ TEST_CASE(
     CAPTURE(mode);
     kill_then_resume({"killsep-" + mode, separate_groups, "{mode: " + mode + "}", "a/0", 600, 2});
   }
+}
+
+TEST_CASE(
+    "SIGTERM mid-job: the step in flight ends, a checkpoint is written there, exit 143; "
+    "--resume loses no step") {
+  kill_case k{"termme", local_groups, "", "cpu/0", max_steps, 0};
+  k.signal = SIGTERM;
+  kill_then_resume(k);
+  // With child agents too: they leave on the run's bye.
+  kill_case sep{"termsep", separate_groups, "{mode: allreduce}", "a/0", 600, 2};
+  sep.signal = SIGTERM;
+  kill_then_resume(sep);
 }
 
 TEST_CASE("--resume of a directory that does not exist exits 2 naming the flag") {
