@@ -3,7 +3,8 @@
 // of its own (callers pass `now`). The job actor (actors/job_checkpoint.cpp) sends the messages;
 // checkpoint_cycle.test.cpp drives the cycle with tables.
 //
-// One capture at a step boundary that is due (checkpoint.every_steps and/or every_seconds):
+// One capture at a step boundary that is due (checkpoint.every_steps and/or every_seconds, or
+// forced at the boundary where an interrupted run stops):
 //   IDLE --1--> COLLECTING --2--> WRITING --3--> IDLE
 //   1. begin: the job snapshots the step's metadata and asks every part holder (the ps shards)
 //      for its copy, before anything of the next step reaches them.

@@ -1,10 +1,10 @@
 #pragma once
 // `process: separate` groups: `troupe run` starts one `troupe agent` child per such group on
-// this host, joined to its own listener on loopback, so the cross-process path is one command
-// away. A child that dies while the run goes on (killed, crashed) is started again, at most
-// `max_respawns` times per group in a minute, so the group's workers find an agent when their
-// supervisor restarts them. The children exit when the run says bye; whatever is left is killed
-// and reaped when this object goes.
+// this host, joined to the run's listener (on loopback unless --listen names an address), so
+// the cross-process path is one command away. A child that dies while the run goes on (killed,
+// crashed) is started again, at most `max_respawns` times per group in a minute, so the group's
+// workers find an agent when their supervisor restarts them. The children exit when the run says
+// bye; whatever is left is killed and reaped when this object goes.
 #include <condition_variable>
 #include <cstdint>
 #include <functional>

@@ -35,7 +35,8 @@
 //   6. drain from the task manager: finish the step in flight (6') and report `cancelled`; in
 //      any phase before RUNNING the job is cancelled at once. A drain with `interrupt` (the run
 //      stops: runtime::interrupt, SIGTERM) takes a checkpoint at that boundary first, whatever
-//      the interval, waits until it is durable, and reports `interrupted`.
+//      the interval (in sync: local only if an average just happened), waits until it is
+//      durable, and reports `interrupted`.
 //   7. an error answer, the watchdog, or a worker failure that cannot be handled (bad input, the
 //      fail-job policy, a sync mode that cannot lose a member, outside RUNNING/DRAINING): report
 //      `failed` (bad_input when the cause was the user's input), release, quit. In RUNNING a

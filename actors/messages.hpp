@@ -343,7 +343,7 @@ struct job_finished {
   job_id job = 0;
   generation_id generation = 0;
   std::string name;
-  job_status status = job_status::failed;  // completed | failed | cancelled
+  job_status status = job_status::failed;  // completed | failed | cancelled | interrupted
   std::string error;
   bool bad_input = false;  // failed on a troupe::input_error (exit 2 at the command line)
 };

@@ -8,10 +8,11 @@
 //
 //   1. inside the control process, every member (local workers with their gradient sums; the
 //      workers of agents with nothing) meets in the shared allreduce: the local sum;
-//   2. a ring allreduce over ZeroMQ (ipc on one host, tcp otherwise) among the control process
+//   2. a ring allreduce (ring_transport below: shm, ZeroMQ ipc or tcp) among the control process
 //      (ring rank 0, contributing the local sum, by way of generation rank 0) and every agent
 //      member (ring ranks 1..k, in generation rank order, contributing its kept gradient). The
-//      sample count rides as one extra element, so the ring carries sums and weight together;
+//      sample count rides as one extra element, so the ring carries sums and weight together
+//      (with sync.codec it goes in an exact allreduce of its own: ring_codec);
 //   3. every ring rank divides by the total; in the control process rank 0 hands that result to
 //      the others through the shared group again (one input: copied bit for bit).
 //
@@ -48,9 +49,10 @@ struct ring_endpoint {
   std::string bind_host;  // tcp: the interface the control process binds towards the agent
 };
 
-// The ring's transport: shm when every agent member is on this host (and the kernel lets
-// processes of one user read each other's memory: Yama's ptrace_scope 0 or absent), ZeroMQ ipc
-// on this host otherwise, ZeroMQ tcp as soon as one agent member is on another host.
+// The ring's transport: shm when every agent member's own link is ipc (on this host, joined
+// over loopback) and the kernel lets processes of one user read each other's memory (Yama's
+// ptrace_scope 0 or absent); ZeroMQ ipc in that case otherwise; ZeroMQ tcp as soon as one
+// agent member's link is tcp.
 enum class ring_transport : std::uint32_t { tcp = 0, ipc = 1, shm = 2 };
 const char* name_of(ring_transport t);
 

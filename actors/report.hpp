@@ -86,7 +86,7 @@ struct param_report {
 
 struct job_report {
   std::string name;
-  job_status status = job_status::failed;  // completed | failed | cancelled
+  job_status status = job_status::failed;  // completed | failed | cancelled | interrupted
   std::string error;        // why it failed (empty otherwise); not in the JSON when empty
   bool bad_input = false;   // failed on bad input (a dataset, a model spec): exit 2
   std::int64_t epochs = 0;  // passes over the training set begun
@@ -133,7 +133,7 @@ struct group_report {
 struct schedule_event {
   double at_s = 0.0;
   std::string job;
-  std::string what;  // queued | started | completed | failed | cancelled
+  std::string what;  // queued | started | completed | failed | cancelled | interrupted
   std::vector<std::string> groups;
 };
 

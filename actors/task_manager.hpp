@@ -7,10 +7,11 @@
 //
 // Job lifecycle as the task manager sees it:
 //
-//   QUEUED --1--> RUNNING --2--> COMPLETED | FAILED | CANCELLED
+//   QUEUED --1--> RUNNING --2--> COMPLETED | FAILED | CANCELLED | INTERRUPTED
 //     |  \--3--> CANCELLED                 ^
 //     \--4------------------------------->/ (FAILED)
 //   RUNNING --5--> FAILED
+//   QUEUED --6--> INTERRUPTED
 //
 //   1. a scheduling pass (after every submit, job end and priority change) admits it: its
 //      devices are marked busy and the job actor is spawned with them.
@@ -21,6 +22,8 @@
 //      submitted, a demand the cluster can never meet).
 //   4. its demand names a group that does not exist, or exceeds the cluster (bad input).
 //   5. the job actor died without a job_finished (a bug): failed, devices freed.
+//   6. the run stops (interrupt_atom, runtime::interrupt): queued jobs never start; running ones
+//      get drain with `interrupt` and end INTERRUPTED at their next step boundary (edge 2).
 //
 // When nothing is queued or running and the runtime waits, the run report is delivered.
 #include <functional>

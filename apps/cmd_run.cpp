@@ -1,10 +1,10 @@
 // `troupe run CONFIG [--set PATH=VALUE ...] [--report FILE.json] [--log-dir DIR] [--resume DIR]
-// [--quiet]`:
-// runs the config's jobs on an in-process heterogeneous cluster (the embedded runtime of
-// actors/runtime.hpp). On a terminal each job gets a live progress line redrawn in place; when
-// stdout is not a terminal, plain log lines instead. Exit 0 when every job completed, 2 on bad
-// input (before any training), 1 when a job failed; after SIGTERM or SIGINT (the jobs stopped
-// at a step boundary, with a last checkpoint and status interrupted), 128 + the signal.
+// [--inject SPEC ...] [--fault-soak N] [--listen HOST:PORT ...] [--quiet]` (the usage text below
+// has every flag): runs the config's jobs on the embedded runtime of actors/runtime.hpp, its
+// groups in this process or in agents. On a terminal each job gets a live progress line redrawn in
+// place; when stdout is not a terminal, plain log lines instead. Exit 0 when every job completed, 2
+// on bad input (before any training), 1 when a job failed; after SIGTERM or SIGINT (the jobs
+// stopped at a step boundary, with a last checkpoint and status interrupted), 128 + the signal.
 #include <unistd.h>
 
 #include <chrono>
