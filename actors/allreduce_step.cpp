@@ -157,9 +157,33 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
 job_allreduce::job_allreduce(const config::job_config& cfg, double deadline_seconds)
     : cfg_(cfg), deadline_seconds_(deadline_seconds) {}
 
+std::shared_ptr<replica_optimizer> job_allreduce::optimizer(std::size_t rank) const {
+  return rank < optimizers_.size() ? optimizers_[rank] : nullptr;
+}
+
+void job_allreduce::copy_replica(std::size_t from, std::size_t to) {
+  if (from == to || from >= replicas_.size() || to >= replicas_.size()) return;
+  auto& dst = *replicas_[to];
+  const auto& src = *replicas_[from];
+  dst.values = src.values;
+  dst.version.store(src.version.load());
+  const auto& so = *optimizers_[from];
+  auto& d = *optimizers_[to];
+  if (so.replicated) {
+    d.replicated = models::make_optimizer(optimizer_spec_of(cfg_.optimizer), dst.values.size());
+    d.replicated->load_state(so.replicated->state());
+    d.resume.reset();
+  } else {
+    d.replicated.reset();
+    d.resume = so.resume;  // neither stepped yet: both start from the same state
+  }
+}
+
 std::shared_ptr<param_store> job_allreduce::replica(std::size_t rank,
                                                     const std::shared_ptr<param_store>& initial) {
   if (replicas_.size() <= rank) replicas_.resize(rank + 1);
+  if (optimizers_.size() <= rank) optimizers_.resize(rank + 1);
+  optimizers_[rank] = std::make_shared<replica_optimizer>();
   if (rank == 0) {
     replicas_[0] = initial;
   } else {
@@ -170,24 +194,31 @@ std::shared_ptr<param_store> job_allreduce::replica(std::size_t rank,
   return replicas_[rank];
 }
 
-void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation, int members,
+void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation,
+                                    const std::vector<bool>& member,
                                     const std::vector<bool>& in_agent) {
   if (session_)
     abort("generation " + std::to_string(generation) + " replaces generation " +
           std::to_string(session_->generation));
+  std::vector<int> index_of(member.size(), -1);
+  std::vector<bool> agent;  // by member index
+  int members = 0;
+  for (std::size_t r = 0; r < member.size(); ++r) {
+    if (!member[r]) continue;
+    index_of[r] = members++;
+    agent.push_back(r < in_agent.size() && in_agent[r]);
+  }
   auto s = std::make_shared<allreduce_session>();
   s->job = job;
   s->generation = generation;
   s->members = members;
+  s->index_of = std::move(index_of);
   s->optimizer = optimizer_spec_of(cfg_.optimizer);
   s->distributed = cfg_.optimizer.form == optimizer_form::distributed;
   s->deadline_seconds = deadline_seconds_;
   const bool ring =
-      !s->distributed && std::any_of(in_agent.begin(), in_agent.end(), [](bool a) { return a; });
+      !s->distributed && std::any_of(agent.begin(), agent.end(), [](bool a) { return a; });
   if (ring) {
-    if (static_cast<int>(in_agent.size()) != members)
-      throw runtime_failure("allreduce: " + std::to_string(in_agent.size()) +
-                            " placement flags for " + std::to_string(members) + " members");
     if (!ring_) ring_ = std::make_shared<ring_record>();
     // Unique per job, generation and control process: a resumed run or another run's control
     // process on the same store never meets this ring.
@@ -195,8 +226,7 @@ void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation,
     const std::string prefix = "ring/" + std::to_string(job) + "/" + std::to_string(generation) +
                                "/" + std::to_string(::getpid()) + "/" + std::to_string(++serial);
     s->process_ring = true;
-    s->reducer =
-        make_process_ring_reducer(in_agent, job, generation, prefix, ring_, cfg_.sync.codec);
+    s->reducer = make_process_ring_reducer(agent, job, generation, prefix, ring_, cfg_.sync.codec);
   } else {
     s->reducer = make_shared_reducer(members);
   }

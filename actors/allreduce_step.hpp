@@ -95,6 +95,9 @@ struct allreduce_session {
   std::uint32_t job = 0;
   std::uint32_t generation = 0;
   int members = 0;
+  // Worker rank -> its index among the members (what the reducer calls its rank); -1: not a
+  // member of this generation (a rank still joining).
+  std::vector<int> index_of;
   models::optimizer_spec optimizer;
   bool distributed = false;  // optimizer.form: distributed (max-adabelief)
   double deadline_seconds = 600.0;
@@ -142,10 +145,16 @@ class job_allreduce {
   // The parameter store of worker `rank`: rank 0 gets `initial` itself, others a copy of it.
   std::shared_ptr<param_store> replica(std::size_t rank,
                                        const std::shared_ptr<param_store>& initial);
-  // A new session for (job, generation) over `members` workers; aborts the previous one.
-  // `in_agent[r]`: member r's replica lives in an agent (a process ring then reduces; replicated
-  // optimizer form only).
-  void open_generation(std::uint32_t job, std::uint32_t generation, int members,
+  // The optimizer replica of worker `rank` (made with its parameter store; every incarnation of
+  // the rank uses it).
+  std::shared_ptr<replica_optimizer> optimizer(std::size_t rank) const;
+  // At a step boundary (no worker applies): rank `to` takes rank `from`'s parameters, version
+  // and optimizer state. The job calls it for a rank that joins a running job.
+  void copy_replica(std::size_t from, std::size_t to);
+  // A new session for (job, generation) over the ranks r with `member[r]`; aborts the previous
+  // one. `in_agent[r]`: rank r's replica lives in an agent (a process ring then reduces;
+  // replicated optimizer form only); empty: none does.
+  void open_generation(std::uint32_t job, std::uint32_t generation, const std::vector<bool>& member,
                        const std::vector<bool>& in_agent = {});
   // The process ring's timings (null when no generation used one).
   std::shared_ptr<const ring_record> ring() const { return ring_; }
@@ -161,6 +170,7 @@ class job_allreduce {
   config::job_config cfg_;
   double deadline_seconds_;
   std::vector<std::shared_ptr<param_store>> replicas_;
+  std::vector<std::shared_ptr<replica_optimizer>> optimizers_;
   std::shared_ptr<const allreduce_session> session_;
   std::shared_ptr<ring_record> ring_;
 };

@@ -170,7 +170,7 @@ TEST_CASE("the job aborts an allreduce in flight: the waiting workers return qui
   job_allreduce job{cfg, 60.0};  // a long deadline: only the abort can end the wait
   auto initial = std::make_shared<param_store>(count);
   for (int r = 0; r < members; ++r) job.replica(static_cast<std::size_t>(r), initial);
-  job.open_generation(1, 1, members);
+  job.open_generation(1, 1, std::vector<bool>(members, true));
   const auto session = job.session();
   std::vector<float> grad(count, 1.0f);
   const auto t0 = std::chrono::steady_clock::now();
@@ -181,7 +181,7 @@ TEST_CASE("the job aborts an allreduce in flight: the waiting workers return qui
       const auto limit = std::chrono::steady_clock::now() + 10s;
       while (session->reducer->waiting() < 2 && std::chrono::steady_clock::now() < limit)
         std::this_thread::yield();
-      job.open_generation(1, 2, members - 1);  // generation bump: aborts the old session
+      job.open_generation(1, 2, std::vector<bool>(members - 1, true));  // a bump aborts the old
       return;
     }
     replica_optimizer opt;

@@ -74,8 +74,14 @@ double mean_sq_norm(double sum_sq, std::size_t b) {
 // The optimizer replica of sync: allreduce, made on first use (from a resumed run's state).
 replica_optimizer& replica_of(worker_state& st) {
   if (!st.replica) {
-    st.replica = std::make_shared<replica_optimizer>();
-    st.replica->resume = st.setup->resume_optimizer;
+    if (st.setup->optimizer_replica) {
+      st.replica = st.setup->optimizer_replica;  // the job's, kept across incarnations
+      if (!st.replica->replicated && !st.replica->resume)
+        st.replica->resume = st.setup->resume_optimizer;
+    } else {
+      st.replica = std::make_shared<replica_optimizer>();
+      st.replica->resume = st.setup->resume_optimizer;
+    }
   }
   return *st.replica;
 }
@@ -234,6 +240,15 @@ replica_step replica_step_of(const worker_state& st, const Cmd& cmd) {
   return rs;
 }
 
+// The reducer knows the generation's members by their index among the members (a rank still
+// joining is none); false when this worker is not one.
+bool member_index(const worker_state& st, const allreduce_session& session, replica_step& rs) {
+  const auto r = static_cast<std::size_t>(st.rank);
+  if (r >= session.index_of.size() || session.index_of[r] < 0) return false;
+  rs.rank = session.index_of[r];
+  return true;
+}
+
 template <class F>
 bool reduce_guarded(stateful<worker_state>* self, F&& f) {
   try {
@@ -313,6 +328,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         if (!st.gate.follow(cmd) || !session || hold_back(self, cmd, session)) return;
         auto& replica = replica_of(st);
         auto rs = replica_step_of(st, cmd);
+        if (!member_index(st, *session, rs)) return;
         rs.total_samples = cmd.total_samples;
         double grad_sq = 0.0;
         std::optional<agent_part> part;
@@ -345,7 +361,8 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
           st.local = std::make_shared<local_replica>();
           st.local->opt.resume = st.setup->resume_optimizer;
         }
-        const auto rs = replica_step_of(st, cmd);
+        auto rs = replica_step_of(st, cmd);
+        if (!member_index(st, *session, rs)) return;
         if (!reduce_guarded(self, [&] { local_step_apply(*st.local, *session, rs, cmd.average); }))
           return;
         self->send(job, msg::applied{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1});

@@ -8,14 +8,16 @@
 
 namespace troupe::actors {
 
-std::vector<bool> replicas_in_agents(job_self self) {
+generation_members generation_of(job_self self) {
   const auto& st = self->state;
-  std::vector<bool> out;
-  for (const auto& w : st.workers) {
+  generation_members out;
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
     bool in_agent = false;
     for (const auto& slot : st.launch.slots)
-      if (slot.group.name == w.group) in_agent = replica_in_agent(st.launch.cfg, slot.group);
-    out.push_back(in_agent);
+      if (slot.group.name == st.workers[r].group)
+        in_agent = replica_in_agent(st.launch.cfg, slot.group);
+    out.member.push_back(st.mem.size() == 0 || st.mem.is_member(r));
+    out.in_agent.push_back(in_agent);
   }
   return out;
 }
@@ -37,8 +39,7 @@ caf::actor supervisor_of(job_self self, std::size_t rank) {
 void change_membership(job_self self) {
   auto& st = self->state;
   st.gate.advance_to(st.gate.generation() + 1);
-  st.sync->open_generation(self, st.gate.job(), st.gate.generation(), replicas_in_agents(self),
-                           false);
+  st.sync->open_generation(self, st.gate.job(), st.gate.generation(), generation_of(self), false);
   st.next_plan.reset();
   const auto weights = st.mem.member_weights(st.weights);
   log(self, "membership generation " + std::to_string(st.gate.generation()) + ": members" +
@@ -172,7 +173,19 @@ bool on_restarted_ready(job_self self, const msg::worker_ready& m) {
 }
 
 bool join_at_boundary(job_self self) {
-  if (!self->state.mem.join_at_boundary()) return false;
+  auto& st = self->state;
+  // Replicas (allreduce): a joining rank takes a member's parameters and optimizer state here,
+  // where no worker applies. A restarted rank's stayed as they were when it failed.
+  std::optional<std::size_t> reference;
+  for (std::size_t r = 0; r < st.workers.size(); ++r)
+    if (st.mem.status(r) == member_status::member) {
+      reference = r;
+      break;
+    }
+  if (reference)
+    for (std::size_t r = 0; r < st.workers.size(); ++r)
+      if (st.mem.status(r) == member_status::joining) st.sync->bring_up_to_date(r, *reference);
+  if (!st.mem.join_at_boundary()) return false;
   change_membership(self);
   return true;
 }

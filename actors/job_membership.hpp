@@ -8,8 +8,8 @@
 
 namespace troupe::actors {
 
-// Per member: whether its replica lives in its group's agent (actors/specs.hpp).
-std::vector<bool> replicas_in_agents(job_self self);
+// Who a new generation is made of: the members, and whose replica lives in an agent.
+generation_members generation_of(job_self self);
 // Edge 2'/3: the workers are known.
 void membership_start(job_self self);
 // Arms the step deadline of the latest dispatch of the step in flight.

@@ -293,8 +293,7 @@ void start_running(job_self self) {
   upd.weights = st.weights;
   self->send(st.distributor, upd);
   if (st.launch.cfg.data.split == split_kind::adaptive) start_rebalancer(self);
-  st.sync->open_generation(self, st.gate.job(), st.gate.generation(), replicas_in_agents(self),
-                           true);
+  st.sync->open_generation(self, st.gate.job(), st.gate.generation(), generation_of(self), true);
   take_waiting_groups(self);
   st.clock.train_t0 = steady::now();
   // A resumed job starts at its checkpoint's step (which may already be the last).

@@ -44,6 +44,16 @@ struct job_report;
 
 namespace troupe::actors {
 
+struct replica_optimizer;  // actors/allreduce_step.hpp
+
+// Who a new generation is made of, one entry per worker rank: a member (a rank still joining,
+// or migrated away, is not), and whether its replica lives in an agent (actors/specs.hpp
+// replica_in_agent).
+struct generation_members {
+  std::vector<bool> member;
+  std::vector<bool> in_agent;
+};
+
 struct job_snapshot;
 class job_stats;
 
@@ -63,10 +73,8 @@ class job_sync {
                      const job_snapshot* resume) = 0;
   virtual std::shared_ptr<param_store> params_for(std::size_t rank,
                                                   const std::shared_ptr<param_store>& store) = 0;
-  // `in_agent`: one entry per member, whether its replica lives in an agent
-  // (actors/specs.hpp replica_in_agent).
   virtual void open_generation(caf::event_based_actor* self, msg::job_id job,
-                               msg::generation_id generation, const std::vector<bool>& in_agent,
+                               msg::generation_id generation, const generation_members& members,
                                bool first) = 0;
   // Returns the number of `applied` answers the step waits for.
   virtual int reduce(caf::event_based_actor* self, const reduce_round& round) = 0;
@@ -90,6 +98,12 @@ class job_sync {
   virtual std::shared_ptr<const models::optimizer_state> replica_optimizer_state() const {
     return nullptr;
   }
+  // allreduce: the optimizer replica of worker `rank`, which the job owns so that a rank that
+  // joins later can be brought to the others' state (null: the worker makes its own).
+  virtual std::shared_ptr<replica_optimizer> optimizer_for(std::size_t) { return nullptr; }
+  // A rank joins at this step boundary (every worker is idle): bring its replica (parameters and
+  // optimizer state) to that of member `reference`. Returns false when the mode cannot.
+  virtual bool bring_up_to_date(std::size_t, std::size_t) { return true; }
   // Sends the capture; returns the number of parts to collect (0: none).
   virtual int capture(caf::event_based_actor*, const msg::ckpt_capture&) { return 0; }
   // The job ends with `status`. Returns why a completed run's result is not consistent, or "".

@@ -76,7 +76,7 @@ TEST_CASE("local: stops on time and checkpoints only after an average; the perio
   auto s = make_local_sync(job(3), 30.0);
   auto store = store_of({1, 2});
   s->params_for(0, store);
-  s->open_generation(nullptr, 1, 1, {false}, true);
+  s->open_generation(nullptr, 1, 1, generation_members{{true}, {false}}, true);
   const std::vector<caf::actor> none;  // no workers: nothing is sent
   // Steps 0, 1 train locally; step 2 averages (period 3); `last` forces an average.
   const std::vector<std::pair<bool, bool>> table{

@@ -46,7 +46,7 @@ class ps_sync final : public job_sync {
   }
 
   void open_generation(caf::event_based_actor* self, msg::job_id, msg::generation_id generation,
-                       const std::vector<bool>&, bool first) override {
+                       const generation_members&, bool first) override {
     // The shards start in generation 1 (their spec); later ones they follow.
     if (first) return;
     for (auto& s : shards_) self->send(s, msg::start_atom_v, generation);

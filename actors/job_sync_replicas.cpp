@@ -47,17 +47,28 @@ class allreduce_sync : public job_sync {
     return replicas_.replica(rank, store);
   }
 
+  // allreduce (replicated form): the job owns the optimizer replicas, so a rank that joins a
+  // running job takes a member's parameters and optimizer state at the boundary.
+  std::shared_ptr<replica_optimizer> optimizer_for(std::size_t rank) override {
+    return cfg_.optimizer.form == optimizer_form::replicated ? replicas_.optimizer(rank) : nullptr;
+  }
+  bool bring_up_to_date(std::size_t rank, std::size_t reference) override {
+    if (cfg_.optimizer.form != optimizer_form::replicated) return false;
+    replicas_.copy_replica(reference, rank);
+    return true;
+  }
+
   void open_generation(caf::event_based_actor*, msg::job_id job, msg::generation_id generation,
-                       const std::vector<bool>& in_agent, bool) override {
-    replicas_.open_generation(job, generation, static_cast<int>(in_agent.size()), in_agent);
+                       const generation_members& m, bool) override {
+    replicas_.open_generation(job, generation, m.member, m.in_agent);
   }
 
   int reduce(caf::event_based_actor* self, const reduce_round& round) override {
     // Every member reduces, one without samples this step too (replicas stay equal).
     const msg::local_ref<allreduce_session> session{replicas_.session()};
-    for (const auto& w : *round.workers) self->send(w, round.cmd, session);
-    members_ = *round.workers;
-    return static_cast<int>(round.workers->size());
+    members_ = members_of(*round.workers);
+    for (const auto& w : members_) self->send(w, round.cmd, session);
+    return static_cast<int>(members_.size());
   }
 
   std::optional<std::string> commit(std::int64_t step, double, double, double) override {
@@ -84,6 +95,15 @@ class allreduce_sync : public job_sync {
   }
 
  protected:
+  // The generation's members among the workers (by rank): a rank still joining takes no part.
+  std::vector<caf::actor> members_of(const std::vector<caf::actor>& workers) const {
+    std::vector<caf::actor> out;
+    const auto& index = replicas_.session()->index_of;
+    for (std::size_t r = 0; r < workers.size() && r < index.size(); ++r)
+      if (index[r] >= 0) out.push_back(workers[r]);
+    return out;
+  }
+
   // The ring's figures; its bytes join wire_bytes_per_step: a ring of n ranks sends 2(n - 1)
   // times the buffer per reduction, all ranks together; with a codec, each rank sends n - 1
   // encoded blobs of one size (rank 0's sent bytes, n times; the count's own small allreduce
@@ -129,7 +149,6 @@ class local_sgd_sync final : public allreduce_sync {
 
   int reduce(caf::event_based_actor* self, const reduce_round& round) override {
     averaging_ = schedule_.averages(round.cmd.step, round.last);
-    members_ = *round.workers;
     msg::local_cmd cmd;
     cmd.job = round.cmd.job;
     cmd.generation = round.cmd.generation;
@@ -137,8 +156,9 @@ class local_sgd_sync final : public allreduce_sync {
     cmd.ranks = round.cmd.ranks;
     cmd.average = averaging_;
     const msg::local_ref<allreduce_session> session{replicas_.session()};
-    for (const auto& w : *round.workers) self->send(w, cmd, session);
-    return static_cast<int>(round.workers->size());
+    members_ = members_of(*round.workers);
+    for (const auto& w : members_) self->send(w, cmd, session);
+    return static_cast<int>(members_.size());
   }
 
   std::optional<std::string> commit(std::int64_t step, double compute_seconds,
@@ -151,6 +171,10 @@ class local_sgd_sync final : public allreduce_sync {
       throw runtime_failure(std::string("sync period: ") + e.what());
     }
   }
+
+  // Each replica's optimizer stepped on its own gradients: none stands for a joining rank's.
+  std::shared_ptr<replica_optimizer> optimizer_for(std::size_t) override { return nullptr; }
+  bool bring_up_to_date(std::size_t, std::size_t) override { return false; }
 
   // Stop on time only after an average: the step deciding it saw the time was up.
   bool may_stop_on_time() const override { return averaging_; }

@@ -27,6 +27,8 @@
 
 namespace troupe::actors {
 
+struct replica_optimizer;  // actors/allreduce_step.hpp
+
 // The flat parameters of one job. Each parameter-server shard writes only its own contiguous
 // slice, and only between the step's last step_done and its `applied`; workers read the whole
 // buffer only between a compute_cmd and their step_done. The step protocol keeps those windows
@@ -79,6 +81,9 @@ struct worker_setup {
   // sync: allreduce resumed from a checkpoint: the optimizer state every replica starts from
   // (null: a fresh optimizer).
   std::shared_ptr<const models::optimizer_state> resume_optimizer;
+  // sync: allreduce (replicated): this rank's optimizer replica, owned by the job (so that a
+  // rank joining later can be given a member's state); null: the worker makes its own.
+  std::shared_ptr<replica_optimizer> optimizer_replica;
   // `slow` fault entries that target this device (config faults[]): a sim device's slowdown is
   // multiplied by `factor` from `step` to `until_step` (the policy benchmarks' hook; the fault
   // injector leaves `slow` faults to the device).

@@ -57,8 +57,12 @@ TEST_CASE("process and elastic refusals name the file, line and key") {
   has(error_of(config("", "    elastic: {min_devices: 3, max_devices: 2}\n")),
       "jobs[0].elastic.min_devices: must not exceed max_devices (3 > 2)");
   has(error_of(config("", "    elastic: {min_devices: 0}\n")), "jobs[0].elastic.min_devices");
-  has(error_of(config("", "    sync: {mode: allreduce}\n    elastic: {min_devices: 1}\n")),
-      "an elastic job needs sync.mode: ps");
+  has(error_of(config("", "    sync: {mode: local}\n    elastic: {min_devices: 1}\n")),
+      "an elastic job needs sync.mode: ps, or allreduce with optimizer.form: replicated");
+  CHECK(parse_config(config("", "    sync: {mode: allreduce}\n    elastic: {min_devices: 1}\n"),
+                     "ok.yaml")
+            .jobs[0]
+            .elastic);
   has(error_of(config("", "    elastic: {min: 1}\n")), "jobs[0].elastic.min");
 }
 

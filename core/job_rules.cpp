@@ -44,11 +44,16 @@ std::optional<rule_violation> job_rule_violation(const job_config& j) {
     return rule_violation{"elastic", "min_devices",
                           "must not exceed max_devices (" + std::to_string(j.elastic->min_devices) +
                               " > " + std::to_string(j.elastic->max_devices) + ")"};
-  // A member that joins a running job reads the shards' parameters; a replica would have to be
-  // brought to the others' state first.
-  if (j.elastic && j.sync.mode != sync_mode::ps)
+  // A member that joins a running job reads the shards' parameters, or (allreduce, replicated)
+  // takes a member's replica at the boundary; local SGD's replicas each have their own
+  // optimizer state, and the distributed form its own moments.
+  if (j.elastic &&
+      !(j.sync.mode == sync_mode::ps ||
+        (j.sync.mode == sync_mode::allreduce && j.optimizer.form == optimizer_form::replicated)))
     return rule_violation{"elastic", "min_devices",
-                          "an elastic job needs sync.mode: ps for now (got " + mode + ")"};
+                          "an elastic job needs sync.mode: ps, or allreduce with "
+                          "optimizer.form: replicated (got " +
+                              mode + ")"};
   return std::nullopt;
 }
 

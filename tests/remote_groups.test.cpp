@@ -238,9 +238,13 @@ TEST_CASE("an agent stopped with SIGSTOP for 5 s at step 50: the job completes w
   check_same_model(hurt.job);
 }
 
-TEST_CASE("an elastic job takes in an agent that joins while it runs") {
-  // Group `a` is a child agent; group `late` has no agent until step 100, when the test starts
-  // one. The job starts with min_devices 1 and takes `late` in at a step boundary.
+namespace {
+
+// Group `a` is a child agent; group `late` has no agent until step 100, when the test starts
+// one. The job starts with min_devices 1 and takes `late` in at a step boundary. allreduce: the
+// new rank takes a member's parameters and momentum there (the end-of-run check of the
+// replicas' fnv fails the job if it did not).
+void check_elastic_join(const std::string& sync, const std::string& optimizer) {
   const std::string yaml =
       "cluster:\n  groups:\n"
       "    - {name: a, device: sim, slowdown: 1, row_seconds: 0.0001, weight: 1,"
@@ -251,9 +255,13 @@ TEST_CASE("an elastic job takes in an agent that joins while it runs") {
       "  - name: grow\n"
       "    model: {kind: mlp, hidden: [32]}\n"
       "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 6400}}\n"
-      "    optimizer: {kind: sgd, lr: 0.05}\n"
+      "    optimizer: " +
+      optimizer +
+      "\n"
       "    batch: 128\n    epochs: 100\n    max_steps: 300\n"
-      "    sync: {mode: ps}\n"
+      "    sync: " +
+      sync +
+      "\n"
       "    elastic: {min_devices: 1, max_devices: 2}\n"
       "    seed: 5\n    deterministic: true\n";
   troupe::runtime_options opts;
@@ -304,6 +312,16 @@ TEST_CASE("an elastic job takes in an agent that joins while it runs") {
     if (j.faults.failures == 0) CHECK(grown.steps == 300 - grown.first_step);
     CHECK(late->stop(10.0) == 0);  // the run's end released it
   }
+}
+
+}  // namespace
+
+TEST_CASE("an elastic job takes in an agent that joins while it runs") {
+  check_elastic_join("{mode: ps}", "{kind: sgd, lr: 0.05}");
+}
+
+TEST_CASE("an elastic allreduce job brings the joining agent's replica to the members' state") {
+  check_elastic_join("{mode: allreduce}", "{kind: momentum, lr: 0.05, momentum: 0.9}");
 }
 
 TEST_CASE("an elastic job below min_devices pauses until the restarted worker is back") {
