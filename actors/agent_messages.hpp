@@ -10,6 +10,18 @@
 #include <caf/meta/type_name.hpp>
 
 #include "core/kinds.hpp"
+#include "models/optimizer.hpp"
+
+namespace troupe::models {
+
+// The optimizer spec travels inside host_worker (found by argument-dependent lookup).
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, optimizer_spec& x) {
+  return f(caf::meta::type_name("troupe.optimizer_spec"), x.kind, x.lr, x.momentum, x.nesterov,
+           x.beta1, x.beta2, x.eps, x.weight_decay);
+}
+
+}  // namespace troupe::models
 
 namespace troupe::msg {
 
@@ -58,15 +70,8 @@ struct host_worker {
   std::vector<std::uint64_t> hidden;
   std::uint64_t conv_layers = 0;
   std::uint64_t kernel = 3;
-  // The optimizer (models::optimizer_spec), for a worker whose replica lives in the agent.
-  std::string optimizer = "sgd";
-  double lr = 0.01;
-  double momentum = 0.9;
-  bool nesterov = false;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  double weight_decay = 0.0;
+  // For a worker whose replica lives in the agent.
+  models::optimizer_spec optimizer;
   std::string codec;  // sync.codec of the process ring ("" for none)
 };
 
@@ -89,8 +94,7 @@ TROUPE_INSPECT(agent_hello, x.version, x.name, x.group, x.device, x.count, x.thr
 TROUPE_INSPECT(agent_answer, x.accepted, x.reason, x.member)
 TROUPE_INSPECT(host_worker, x.prefix, x.store, x.control_host, x.device, x.device_name, x.threads,
                x.base, x.slowdown, x.row_seconds, x.model, x.input_shape, x.classes, x.hidden,
-               x.conv_layers, x.kernel, x.optimizer, x.lr, x.momentum, x.nesterov, x.beta1, x.beta2,
-               x.eps, x.weight_decay, x.codec)
+               x.conv_layers, x.kernel, x.optimizer, x.codec)
 TROUPE_INSPECT(host_answer, x.accepted, x.reason, x.capability, x.data_host)
 
 #undef TROUPE_INSPECT

@@ -187,19 +187,11 @@ coll::communicator connect_ring(ring_transport transport, int rank, int size,
                                 const std::string& host, steady::time_point deadline) {
   if (transport == ring_transport::shm) {
     coll::shm_connect_options o;
-    o.rendezvous = &store;
-    o.rank = rank;
-    o.size = size;
-    o.prefix = prefix;
-    o.deadline = deadline;
+    coll::meet_at(o, store, rank, size, prefix, deadline);
     return coll::shm_connect(o);
   }
   coll::zmq_connect_options o;
-  o.rendezvous = &store;
-  o.rank = rank;
-  o.size = size;
-  o.prefix = prefix;
-  o.deadline = deadline;
+  coll::meet_at(o, store, rank, size, prefix, deadline);
   o.scheme = transport == ring_transport::ipc ? coll::zmq_scheme::ipc : coll::zmq_scheme::tcp;
   o.host = host;
   return coll::zmq_connect(o);

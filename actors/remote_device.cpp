@@ -318,15 +318,7 @@ msg::host_worker request_of(const worker_setup& setup, const std::string& prefix
   w.hidden.assign(m.hidden.begin(), m.hidden.end());
   w.conv_layers = m.conv_layers;
   w.kernel = m.kernel;
-  const auto& o = setup.optimizer;
-  w.optimizer = o.kind;
-  w.lr = o.lr;
-  w.momentum = o.momentum;
-  w.nesterov = o.nesterov;
-  w.beta1 = o.beta1;
-  w.beta2 = o.beta2;
-  w.eps = o.eps;
-  w.weight_decay = o.weight_decay;
+  w.optimizer = setup.optimizer;
   w.codec = setup.codec;
   return w;
 }

@@ -48,10 +48,6 @@ models::model_spec model_of(const msg::host_worker& w) {
   return m;
 }
 
-models::optimizer_spec optimizer_of(const msg::host_worker& w) {
-  return {w.optimizer, w.lr, w.momentum, w.nesterov, w.beta1, w.beta2, w.eps, w.weight_decay};
-}
-
 struct hosted {
   std::unique_ptr<devices::device> device;
   std::unique_ptr<models::model> model;
@@ -281,7 +277,7 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
     if (!w.store) throw input_error("no rendezvous store in the request");
     const auto spec = model_of(w);
     auto model = models::make_model(spec);
-    h = std::make_shared<hosted>(optimizer_of(w), model->param_count(), w.codec);
+    h = std::make_shared<hosted>(w.optimizer, model->param_count(), w.codec);
     h->device = devices::make_device(device_of(w));
     h->model = std::move(model);
     h->features = spec.input_size();

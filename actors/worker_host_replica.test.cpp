@@ -29,10 +29,7 @@ models::optimizer_spec momentum() {
 }
 
 msg::host_worker with_optimizer(msg::host_worker w) {
-  const auto o = momentum();
-  w.optimizer = o.kind;
-  w.lr = o.lr;
-  w.momentum = o.momentum;
+  w.optimizer = momentum();
   return w;
 }
 

@@ -104,21 +104,12 @@ coll::communicator connect(const setup& s, coll::store& rendezvous, int rank,
   const auto deadline = coll::deadline_in(30s);
   if (s.via == transport::shm) {
     coll::shm_connect_options o;
-    o.rendezvous = &rendezvous;
-    o.rank = rank;
-    o.size = s.ranks;
-    o.prefix = session;
-
-    o.deadline = deadline;
+    coll::meet_at(o, rendezvous, rank, s.ranks, session, deadline);
     return coll::shm_connect(o);
   }
   coll::zmq_connect_options o;
-  o.rendezvous = &rendezvous;
-  o.rank = rank;
-  o.size = s.ranks;
+  coll::meet_at(o, rendezvous, rank, s.ranks, session, deadline);
   o.scheme = s.via == transport::tcp ? coll::zmq_scheme::tcp : coll::zmq_scheme::ipc;
-  o.prefix = session;
-  o.deadline = deadline;
   return coll::zmq_connect(o);
 }
 

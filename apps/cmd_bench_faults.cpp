@@ -104,12 +104,14 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-// --processes: groups `a` and `b` in child agents (process: separate), `solo` here.
-std::string process_config_yaml(std::int64_t steps) {
+// --processes: group `a` in an agent (`a_process`: separate, a child; agent, one the bench
+// starts itself), `b` in a child agent, `solo` here.
+std::string process_config_yaml(std::int64_t steps, const std::string& a_process = "separate") {
   return config_yaml(steps,
-                     "    - {name: a, device: cpu, count: 1, threads: 1, process: separate}\n"
-                     "    - {name: b, device: cpu, count: 1, threads: 1, process: separate}\n"
-                     "    - {name: solo, device: cpu, count: 1, threads: 1}\n",
+                     "    - {name: a, device: cpu, count: 1, threads: 1, process: " + a_process +
+                         "}\n"
+                         "    - {name: b, device: cpu, count: 1, threads: 1, process: separate}\n"
+                         "    - {name: solo, device: cpu, count: 1, threads: 1}\n",
                      "    supervision: {crash: migrate, hang: migrate, lost-group: migrate}\n");
 }
 
@@ -180,13 +182,6 @@ process_run run_with_signal(std::int64_t steps, std::int64_t at, int sig,
 // --processes, partition: group `a`'s agent runs in network namespace b, joined to this process
 // (moved into namespace a for the run) over a veth pair; at step `at` nftables drops all of b's
 // packets, and the rule goes once the job is over.
-std::string partition_config_yaml(std::int64_t steps) {
-  return config_yaml(steps,
-                     "    - {name: a, device: cpu, count: 1, threads: 1, process: agent}\n"
-                     "    - {name: b, device: cpu, count: 1, threads: 1, process: separate}\n"
-                     "    - {name: solo, device: cpu, count: 1, threads: 1}\n",
-                     "    supervision: {crash: migrate, hang: migrate, lost-group: migrate}\n");
-}
 
 process_run run_with_partition(std::int64_t steps, std::int64_t at, const runtime_options& base,
                                const netns_pair& net) {
@@ -198,7 +193,7 @@ process_run run_with_partition(std::int64_t steps, std::int64_t at, const runtim
   opts.agent_program = self;
   opts.listen = net.control() + ":0";
   opts.join_token = token;
-  runtime rt(config::parse_config(partition_config_yaml(steps), "bench-faults.yaml"), opts);
+  runtime rt(config::parse_config(process_config_yaml(steps, "agent"), "bench-faults.yaml"), opts);
   std::mutex mu;
   std::optional<child_process> agent;
   std::optional<steady::time_point> cut, failed;

@@ -33,6 +33,17 @@ struct rendezvous_options {
   steady::time_point deadline = steady::time_point::max();
 };
 
+// Fills the rendezvous part of a transport's connect options (the shm and ZeroMQ ones derive
+// from it).
+inline void meet_at(rendezvous_options& o, store& rendezvous, int rank, int size,
+                    const std::string& prefix, steady::time_point deadline) {
+  o.rendezvous = &rendezvous;
+  o.rank = rank;
+  o.size = size;
+  o.prefix = prefix;
+  o.deadline = deadline;
+}
+
 // Names the keys still missing in a timeout message: "rank/3/addr, rank/5/addr".
 std::string join_keys(const std::vector<std::string>& keys);
 
