@@ -25,7 +25,11 @@
 namespace troupe::actors {
 namespace {
 
-enum class session_end { bye, lost, refused, unreachable };
+enum class session_end { bye, lost, refused, unreachable, stopped };
+
+bool stopping(const agent_options& o) {
+  return o.stop && o.stop->load();
+}
 
 // One attempt: connect, hello, then stay joined until the run ends or the link is lost.
 session_end join_once(caf::actor_system& sys, const agent_options& o, const std::string& where,
@@ -85,7 +89,16 @@ session_end join_once(caf::actor_system& sys, const agent_options& o, const std:
                     if (to) self->send(to, a);
                   },
                   // Anything else a remote peer sends is not ours to act on.
-                  [&](caf::message&) {});
+                  [&](caf::message&) {},
+                  caf::after(std::chrono::milliseconds(100)) >>
+                      [&] {
+                        if (stopping(o)) end = session_end::stopped;
+                      });
+  // Leaving: the registry is told (and answers, within the attempt's deadline), so the run sees
+  // the agent go at once instead of when its connection or heartbeat says so.
+  if (*end == session_end::stopped)
+    self->request(registry, attempt, msg::agent_leave_atom_v)
+        .receive([](msg::agent_leave_atom) {}, [](caf::error&) {});
   return *end;
 }
 
@@ -139,8 +152,15 @@ int run_agent(const agent_options& o, const std::function<void(const std::string
         since_joined.reset();
         backoff = o.backoff_seconds;
         continue;
+      case session_end::stopped:
+        log("stopping on a signal: left the run at " + where);
+        return 0;
       case session_end::unreachable:
         break;
+    }
+    if (stopping(o)) {
+      log("stopping on a signal before joining " + where);
+      return 0;
     }
     if (why != last_why) log("cannot join " + where + " yet: " + why + "; retrying");
     last_why = why;
@@ -149,7 +169,8 @@ int run_agent(const agent_options& o, const std::function<void(const std::string
           std::to_string(static_cast<int>(o.join_timeout_seconds)) + " s (" + why + ")");
       return 1;
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+    for (stopwatch slept; slept.seconds() < backoff && !stopping(o);)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     backoff = std::min(2.0, backoff * 2);
   }
 }

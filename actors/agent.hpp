@@ -8,8 +8,10 @@
 //
 // While joined it computes for the run's workers of its group: each host_worker builds a device
 // and a model here and serves that worker's steps over a data-plane link (actors/worker_host.hpp).
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "core/kinds.hpp"
@@ -35,11 +37,15 @@ struct agent_options {
   double join_timeout_seconds = 60.0;
   double attempt_seconds = 2.0;
   double backoff_seconds = 0.1;  // doubled after each failed attempt, at most 2 s
+  // Set (from a signal's watcher) to leave: the agent stops serving, leaves the run and returns
+  // 0 within about 100 ms. Null: it only ends with the run.
+  std::shared_ptr<const std::atomic<bool>> stop;
 };
 
-// Runs the agent until the control process ends the run (returns 0), refuses the agent
-// (returns 2) or cannot be reached within join_timeout_seconds (returns 1). `log` gets one line
-// per event.
+// Runs the agent until the control process ends the run (returns 0), `stop` is set (returns 0;
+// the run sees the agent lost and its supervision moves the work), the control process refuses
+// the agent (returns 2) or cannot be reached within join_timeout_seconds (returns 1). `log` gets
+// one line per event.
 int run_agent(const agent_options& options, const std::function<void(const std::string&)>& log);
 
 }  // namespace troupe::actors

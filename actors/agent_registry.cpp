@@ -54,16 +54,15 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
   auto log = [options](const std::string& line) {
     if (options.log) options.log(line);
   };
-  // Edge 2.
-  self->set_down_handler([=](const caf::down_msg& d) {
-    const auto it = st->joined.find(d.source);
+  // Edge 2: an agent is gone (down: killed, hung, cut off; or it said it leaves).
+  auto lose = [=](const caf::actor_addr& source, const std::string& why) {
+    const auto it = st->joined.find(source);
     if (it == st->joined.end()) return;
     const auto w = it->second;
     st->joined.erase(it);
     const auto member = w.member;
     if (const auto gone = st->roster.leave(member)) {
       const double joined_s = seconds_since(w.joined);
-      const auto why = failure_text(self->system(), d.reason);
       if (options.directory) options.directory->lose(member, why);
       log("lost " + describe(gone->hello) + " after " + std::to_string(joined_s) + " s: " + why);
       if (options.records) {
@@ -75,7 +74,9 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
           }
       }
     }
-  });
+  };
+  self->set_down_handler(
+      [=](const caf::down_msg& d) { lose(d.source, failure_text(self->system(), d.reason)); });
   return {
       // Edge 1.
       [=](const msg::agent_hello& h) -> msg::agent_answer {
@@ -122,6 +123,12 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
         auto promise = self->make_response_promise();
         st->waiting.emplace_back(wanted, promise);
         return promise;
+      },
+      // Edge 2 as well: the agent leaves by itself (SIGTERM); answered so that it may exit.
+      [=](msg::agent_leave_atom) {
+        lose(self->current_sender() ? self->current_sender()->address() : caf::actor_addr{},
+             "it left the run (stopping on a signal)");
+        return msg::agent_leave_atom_v;
       },
       // Edge 4.
       [=](msg::agent_bye_atom) {

@@ -68,6 +68,9 @@ inline bool is_input_failure(const caf::error& e) {
 }
 // The text given to input_failure/crash_failure, or CAF's rendering of any other error.
 inline std::string failure_text(caf::actor_system& sys, const caf::error& e) {
+  // No error (a normal exit, e.g. the down message of an agent that left): CAF 0.17's
+  // error::context() dereferences the error's data, which a "none" error does not have.
+  if (!e) return "a normal exit";
   if (e.context().match_elements<std::string>()) return e.context().get_as<std::string>(0);
   return sys.render(e);
 }

@@ -5,12 +5,15 @@
 // the control process comes back after losing it (actors/agent.hpp).
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "actors/agent.hpp"
 #include "apps/args.hpp"
 #include "apps/command.hpp"
+#include "apps/stop_signals.hpp"
 #include "core/launcher_env.hpp"
 
 namespace troupe::apps {
@@ -64,6 +67,11 @@ int run(const std::vector<std::string>& argv) {
   if (o.parent < 0) throw input_error("--parent must be a process id");
   o.join_timeout_seconds = a.get_double("join-timeout", 60.0);
   if (!(o.join_timeout_seconds > 0)) throw input_error("--join-timeout must be positive");
+  // SIGTERM / SIGINT (Kubernetes, Slurm, systemd, Ctrl-C): stop serving, leave the run, exit 0;
+  // the run's supervision moves this group's work. A second signal ends it at once.
+  auto stop = std::make_shared<std::atomic<bool>>(false);
+  o.stop = stop;
+  stop_signals signals([stop](int) { stop->store(true); });
   return actors::run_agent(o, [&](const std::string& line) {
     std::fprintf(stderr, "troupe agent %s: %s\n", o.name.c_str(), line.c_str());
     std::fflush(stderr);

@@ -157,6 +157,20 @@ TEST_CASE("a stopped agent is seen lost by the heartbeat") {
   CHECK(run.wait_for_exit(120) == 0);
 }
 
+TEST_CASE("SIGTERM to an agent: it leaves the run and exits 0; the run sees it go") {
+  troupe_process run(scratch, "run-term", run_args(2));
+  const auto join = start_run(run);
+  const auto leaving = joined(run, join, "t1", "g1");
+  leaving->kill(SIGTERM);
+  CHECK(leaving->wait_for_exit(30) == 0);
+  CHECK(leaving->err().find("stopping on a signal: left the run at " + join) != std::string::npos);
+  CHECK(run.wait_for_text("lost agent t1 (group g1", 30));
+  // The run goes on with others.
+  troupe_process a(scratch, "term-a", agent_args(join, "ta", "g1"));
+  troupe_process b(scratch, "term-b", agent_args(join, "tb", "g2"));
+  CHECK(run.wait_for_exit(120) == 0);
+}
+
 TEST_CASE("an agent that loses its control process tries to rejoin, then gives up with exit 1") {
   troupe_process run(scratch, "run4", run_args(2));
   const auto join = start_run(run);
