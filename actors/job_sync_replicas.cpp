@@ -1,6 +1,5 @@
 // `sync: allreduce` and `sync: local` behind the job's synchronisation seam: every worker holds
 // a parameter replica (job_allreduce) and its own optimizer; the job only starts each round.
-#include <algorithm>
 #include <mutex>
 #include <stdexcept>
 
@@ -10,6 +9,7 @@
 #include "actors/local_step.hpp"
 #include "actors/process_ring.hpp"
 #include "core/error.hpp"
+#include "core/median.hpp"
 
 namespace troupe::actors {
 namespace {
@@ -119,13 +119,11 @@ class allreduce_sync : public job_sync {
     g.codec = ring->codec.empty() ? "none" : ring->codec;
     g.bytes = ring->bytes;
     g.reductions = static_cast<std::int64_t>(ring->seconds.size());
-    auto s = ring->seconds;
-    std::nth_element(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(s.size() / 2), s.end());
-    const double median = s[s.size() / 2];
-    g.median_ms = median * 1e3;
+    const double median_s = median(ring->seconds);
+    g.median_ms = median_s * 1e3;
     const double n = g.ranks;
     g.busbw_GBps =
-        median > 0 ? static_cast<double>(g.bytes) / median / 1e9 * 2.0 * (n - 1.0) / n : 0;
+        median_s > 0 ? static_cast<double>(g.bytes) / median_s / 1e9 * 2.0 * (n - 1.0) / n : 0;
     g.wire_bytes = ring->codec.empty() ? static_cast<std::uint64_t>(2.0 * (n - 1.0)) * g.bytes
                                        : static_cast<std::uint64_t>(n) * ring->sent;
     if (steps > 0)

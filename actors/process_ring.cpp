@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "collectives/allreduce.hpp"
@@ -108,11 +109,14 @@ class process_ring_reducer final : public step_reducer {
   }
 
   // This host's transports only when every agent member's own link is ipc (all on this host,
-  // over loopback).
-  ring_transport transport_locked() const {
+  // over loopback). Decided once per generation (the endpoints are all offered by then: plans
+  // are made after the first stage's barrier), not per member and step: it reads /proc.
+  ring_transport transport_locked() {
+    if (transport_) return *transport_;
+    transport_ = coll::cross_memory_attach_allowed() ? ring_transport::shm : ring_transport::ipc;
     for (std::size_t r = 0; r < agent_.size(); ++r)
-      if (agent_[r] && !endpoints_[r].ipc) return ring_transport::tcp;
-    return coll::cross_memory_attach_allowed() ? ring_transport::shm : ring_transport::ipc;
+      if (agent_[r] && !endpoints_[r].ipc) transport_ = ring_transport::tcp;
+    return *transport_;
   }
 
   void connect(steady::time_point deadline) {
@@ -142,8 +146,9 @@ class process_ring_reducer final : public step_reducer {
   std::vector<bool> agent_;
   coll::shared_allreduce_group group_;
   std::mutex mu_;
-  std::vector<ring_endpoint> endpoints_;  // offered by agent members (guarded by mu_)
-  std::vector<int> ring_rank_;            // per member: its agent's ring rank (0: none)
+  std::vector<ring_endpoint> endpoints_;     // offered by agent members (guarded by mu_)
+  std::vector<int> ring_rank_;               // per member: its agent's ring rank (0: none)
+  std::optional<ring_transport> transport_;  // guarded by mu_
   int ring_size_ = 1;
   std::uint64_t job_, generation_;
   std::string prefix_;
@@ -168,18 +173,6 @@ std::shared_ptr<step_reducer> make_process_ring_reducer(std::vector<bool> agent,
     throw runtime_failure("allreduce: a process ring needs a member in an agent");
   return std::make_shared<process_ring_reducer>(std::move(agent), job, generation,
                                                 std::move(prefix), std::move(record), codec);
-}
-
-const char* name_of(ring_transport t) {
-  switch (t) {
-    case ring_transport::tcp:
-      return "tcp";
-    case ring_transport::ipc:
-      return "ipc";
-    case ring_transport::shm:
-      return "shm";
-  }
-  return "?";
 }
 
 coll::communicator connect_ring(ring_transport transport, int rank, int size,

@@ -38,6 +38,7 @@
 #include "collectives/codecs/codec.hpp"
 #include "collectives/store.hpp"
 #include "collectives/zmq/zmq_link.hpp"
+#include "core/names.hpp"
 
 namespace troupe::actors {
 
@@ -54,7 +55,6 @@ struct ring_endpoint {
 // ptrace_scope 0 or absent); ZeroMQ ipc in that case otherwise; ZeroMQ tcp as soon as one
 // agent member's link is tcp.
 enum class ring_transport : std::uint32_t { tcp = 0, ipc = 1, shm = 2 };
-const char* name_of(ring_transport t);
 
 // What an agent member needs to join the step's ring.
 struct ring_plan {
@@ -115,3 +115,7 @@ double ring_reduce_mean(collectives::communicator& ring, std::uint64_t job,
                         ring_codec* codec = nullptr);
 
 }  // namespace troupe::actors
+
+namespace troupe {
+TROUPE_SPELLINGS(actors::ring_transport, shm, "tcp", "ipc", "shm");
+}  // namespace troupe
