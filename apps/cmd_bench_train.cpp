@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/args.hpp"
+#include "apps/bench_train.hpp"
 #include "apps/command.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -23,12 +24,15 @@ namespace troupe::apps {
 namespace {
 
 const char* usage =
-    "usage: troupe bench train --model mlp|cnn|softmax [--device cpu] [--threads T] [--batch B]\n"
-    "                          [--epochs E] [--optimizer adam] [--lr LR] [--seed S]\n"
-    "                          [--data DIR] [--max-steps N] [--json FILE]\n\n"
-    "Trains on Fashion-MNIST on one device and prints samples/s (training steps only), final\n"
-    "test accuracy and loss, and wall time. --json writes samples_per_second, test_accuracy,\n"
-    "test_loss, wall_seconds, epochs, batch, threads, model.";
+    "usage: troupe bench train --model mlp|cnn|softmax [--device cpu|cuda] [--threads T]\n"
+    "                          [--batch B] [--epochs E] [--optimizer adam] [--lr LR] [--seed S]\n"
+    "                          [--data DIR] [--max-steps N] [--graphs on|off] [--json FILE]\n\n"
+    "Trains on Fashion-MNIST on one device and prints samples/s (training steps only), the mean\n"
+    "step time, final test accuracy and loss, and wall time. With --device cuda the training\n"
+    "set, parameters and optimizer state stay on the GPU and each step is one CUDA graph\n"
+    "(--graphs off launches its kernels one by one instead). --json writes\n"
+    "samples_per_second, step_us, test_accuracy, test_loss, wall_seconds, epochs, batch,\n"
+    "threads, model, device.";
 
 // Copies the rows of `idx` into a contiguous batch (the model reads contiguous memory).
 void gather(const data::dataset& ds, const std::vector<std::int64_t>& idx, std::vector<float>& x,
@@ -57,9 +61,52 @@ models::step_stats evaluate(devices::device& dev, models::model& m, const float*
   return total;
 }
 
+// The CPU loop, timed like the PyTorch twin: the batch gather, forward/backward and the
+// optimizer. The runtime's sampler: a seeded permutation per epoch, the last step shortened.
+train_result train_on_cpu(devices::device& dev, models::model& model, models::optimizer& opt,
+                          std::vector<float>& params, const data::dataset& train,
+                          std::int64_t batch, std::int64_t epochs, std::int64_t max_steps,
+                          std::uint64_t seed) {
+  std::vector<float> grad(params.size());
+  data::epoch_sampler sampler(train.n, seed);
+  std::vector<float> x;
+  std::vector<std::int32_t> y;
+  train_result r;
+  for (std::int64_t e = 0; e < epochs; ++e) {
+    double epoch_loss = 0.0;
+    std::size_t epoch_samples = 0;
+    const auto epoch = sampler.cursor().epoch;
+    while (sampler.cursor().epoch == epoch) {
+      if (max_steps >= 0 && r.steps >= static_cast<std::size_t>(max_steps)) break;
+      stopwatch step;
+      const auto idx = sampler.next(static_cast<std::size_t>(batch));
+      gather(train, idx, x, y);
+      models::batch b;
+      b.x = x.data();
+      b.labels = y.data();
+      b.size = idx.size();
+      auto stats = dev.run_step(model, params.data(), b, grad.data());
+      const float inv = 1.0f / static_cast<float>(stats.samples);
+      for (auto& g : grad) g *= inv;  // the optimizer takes the mean gradient
+      opt.step(params.data(), grad.data());
+      r.train_seconds += step.seconds();
+      epoch_loss += stats.loss_sum;
+      epoch_samples += stats.samples;
+      r.samples += stats.samples;
+      ++r.steps;
+    }
+    ++r.epochs_done;
+    std::fprintf(stderr, "epoch %lld: train loss %.4f, %.0f samples/s\n",
+                 static_cast<long long>(e + 1),
+                 epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0,
+                 static_cast<double>(r.samples) / std::max(r.train_seconds, 1e-9));
+  }
+  return r;
+}
+
 int run(const std::vector<std::string>& argv) {
   args a(argv, {"model", "device", "threads", "batch", "epochs", "optimizer", "lr", "seed", "data",
-                "max-steps", "json"});
+                "max-steps", "graphs", "json"});
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const std::string model_kind = a.get_or("model", "mlp");
@@ -91,64 +138,49 @@ int run(const std::vector<std::string>& argv) {
   const std::size_t n_params = model->param_count();
   auto opt = models::make_optimizer(os, n_params);
 
-  rng r(static_cast<std::uint64_t>(a.get_int("seed", 1)));
-  std::vector<float> params(n_params), grad(n_params);
-  model->init_params(params.data(), r);
+  rng init(static_cast<std::uint64_t>(a.get_int("seed", 1)));
+  std::vector<float> params(n_params);
+  model->init_params(params.data(), init);
 
-  // The runtime's sampler: a seeded permutation per epoch, the last step shortened.
-  data::epoch_sampler sampler(train.n, static_cast<std::uint64_t>(a.get_int("seed", 1)));
-  std::vector<float> x;
-  std::vector<std::int32_t> y;
+  train_result r;
   stopwatch wall;
-  double train_seconds = 0.0;
-  std::size_t samples = 0, steps = 0;
-  std::int64_t epochs_done = 0;
-  for (std::int64_t e = 0; e < epochs; ++e) {
-    double epoch_loss = 0.0;
-    std::size_t epoch_samples = 0;
-    const auto epoch = sampler.cursor().epoch;
-    while (sampler.cursor().epoch == epoch) {
-      if (max_steps >= 0 && steps >= static_cast<std::size_t>(max_steps)) break;
-      // Timed like the PyTorch twin: the batch gather, forward/backward and the optimizer.
-      stopwatch step;
-      const auto idx = sampler.next(static_cast<std::size_t>(batch));
-      gather(train, idx, x, y);
-      models::batch b;
-      b.x = x.data();
-      b.labels = y.data();
-      b.size = idx.size();
-      auto stats = dev->run_step(*model, params.data(), b, grad.data());
-      const float inv = 1.0f / static_cast<float>(stats.samples);
-      for (auto& g : grad) g *= inv;  // the optimizer takes the mean gradient
-      opt->step(params.data(), grad.data());
-      train_seconds += step.seconds();
-      epoch_loss += stats.loss_sum;
-      epoch_samples += stats.samples;
-      samples += stats.samples;
-      ++steps;
-    }
-    ++epochs_done;
-    std::fprintf(stderr, "epoch %lld: train loss %.4f, %.0f samples/s\n",
-                 static_cast<long long>(e + 1),
-                 epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0,
-                 static_cast<double>(samples) / std::max(train_seconds, 1e-9));
+  if (ds.kind == devices::device_kind::cuda) {
+    train_settings ts;
+    ts.batch = static_cast<std::size_t>(batch);
+    ts.epochs = epochs;
+    ts.max_steps = max_steps;
+    ts.seed = static_cast<std::uint64_t>(a.get_int("seed", 1));
+    const std::string graphs = a.get_or("graphs", "on");
+    if (graphs != "on" && graphs != "off") throw input_error("--graphs must be on or off");
+    ts.graphs = graphs == "on";
+    r = train_on_gpu(*model, os, params, train, sets.test, ts);
+  } else {
+    r = train_on_cpu(*dev, *model, *opt, params, train, batch, epochs, max_steps,
+                     static_cast<std::uint64_t>(a.get_int("seed", 1)));
+    r.test = evaluate(*dev, *model, params.data(), sets.test);
   }
-  const auto test = evaluate(*dev, *model, params.data(), sets.test);
+  const auto& test = r.test;
+  const std::size_t samples = r.samples, steps = r.steps;
+  const std::int64_t epochs_done = r.epochs_done;
+  const double train_seconds = r.train_seconds;
   const double wall_s = wall.seconds();
   const double sps = static_cast<double>(samples) / std::max(train_seconds, 1e-9);
   const double acc = static_cast<double>(test.correct) / static_cast<double>(test.samples);
   const double test_loss = test.loss_sum / static_cast<double>(test.samples);
+  const double step_us = 1e6 * train_seconds / static_cast<double>(std::max<std::size_t>(steps, 1));
   std::printf("model %s  device %s  threads %lld  batch %lld  epochs %lld  steps %zu\n",
               model_kind.c_str(), dev->name().c_str(), static_cast<long long>(threads),
               static_cast<long long>(batch), static_cast<long long>(epochs_done), steps);
-  std::printf("samples/s %.1f  test_accuracy %.4f  test_loss %.4f  wall_seconds %.2f\n", sps, acc,
-              test_loss, wall_s);
+  std::printf(
+      "samples/s %.1f  step_us %.1f  test_accuracy %.4f  test_loss %.4f  wall_seconds %.2f\n", sps,
+      step_us, acc, test_loss, wall_s);
   if (auto path = a.get("json")) {
     nlohmann::json j = {{"samples_per_second", sps}, {"test_accuracy", acc},
                         {"test_loss", test_loss},    {"wall_seconds", wall_s},
                         {"epochs", epochs_done},     {"batch", batch},
                         {"threads", threads},        {"model", model_kind},
-                        {"optimizer", os.kind},      {"steps", steps}};
+                        {"optimizer", os.kind},      {"steps", steps},
+                        {"step_us", step_us},        {"device", name_of(ds.kind)}};
     std::ofstream out(*path);
     if (!out) throw input_error("cannot write --json file '" + *path + "'");
     out << j.dump(2) << '\n';

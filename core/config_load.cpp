@@ -59,7 +59,7 @@ group_config read_group(const context& cx, const YAML::Node& n, const std::strin
   v.number("slowdown", g.slowdown, at_least_one);
   v.only_with("row_seconds", sim, "device: sim");
   v.number("row_seconds", g.row_seconds, positive);
-  v.only_with("shared", sim, "device: sim");
+  v.only_with("shared", sim || g.device == device_kind::cuda, "device: sim or cuda");
   v.boolean("shared", g.shared);
   v.enumeration("process", g.process);
   if (g.process != group_process::local && (g.device == device_kind::cuda || g.shared))

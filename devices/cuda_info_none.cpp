@@ -1,5 +1,7 @@
 // Without CUDA in the build: no GPUs. (With CUDA, devices/cuda/cuda_info.cu is compiled instead.)
 #ifndef TROUPE_HAVE_CUDA
+#include "core/error.hpp"
+#include "devices/cuda_device.hpp"
 #include "devices/cuda_info.hpp"
 
 namespace troupe::devices {
@@ -9,6 +11,12 @@ bool cuda_compiled() {
 }
 int cuda_device_count() {
   return 0;
+}
+
+std::unique_ptr<device> make_cuda_device(const device_spec& spec) {
+  throw input_error("device '" + spec.name +
+                    "': this build has no CUDA (nvcc was not found when it was configured); use "
+                    "cpu or sim");
 }
 
 }  // namespace troupe::devices

@@ -1,8 +1,10 @@
 #include "devices/device.hpp"
 
+#include <new>
+
 #include "core/error.hpp"
 #include "devices/cpu_device.hpp"
-#include "devices/cuda_info.hpp"
+#include "devices/cuda_device.hpp"
 #include "devices/sim_device.hpp"
 
 namespace troupe::devices {
@@ -11,6 +13,14 @@ device_kind parse_device_kind(const std::string& text) {
   if (const auto k = parse_name<device_kind>(text)) return *k;
   throw input_error("unknown device kind '" + text + "' (expected " + names_listed<device_kind>() +
                     ")");
+}
+
+void device::provoke(device_fault f) {
+  // What a failed allocation throws, without making one: a real one would take the host's memory
+  // from everything else on it (and AddressSanitizer aborts on a request it cannot serve).
+  if (f == device_fault::out_of_memory) throw std::bad_alloc();
+  throw runtime_failure("device error on " + std::string(name_of(kind())) + " device '" + name() +
+                        "' (injected)");
 }
 
 std::unique_ptr<device> make_device(const device_spec& spec) {
@@ -31,15 +41,8 @@ std::unique_ptr<device> make_device(const device_spec& spec) {
       sim->set_row_seconds(spec.row_seconds);
       return sim;
     }
-    case device_kind::cuda: {
-      // The slot for the CUDA backend (cuBLAS + kernels) that a later release fills; until then
-      // a config asking for cuda fails up front with what this build can see.
-      const int gpus = cuda_device_count();
-      throw input_error("device '" + spec.name + "': the cuda backend is not in this release (" +
-                        (cuda_compiled() ? std::to_string(gpus) + " GPU(s) visible"
-                                         : std::string("built without CUDA")) +
-                        "); use cpu or sim");
-    }
+    case device_kind::cuda:
+      return make_cuda_device(spec);
   }
   throw input_error("device '" + spec.name + "': unknown kind");
 }

@@ -44,6 +44,9 @@ struct step_timing {
   std::uint64_t transfer_bytes = 0;
 };
 
+// A failure fault injection asks a device for (`oom` and `device-error` faults).
+enum class device_fault { out_of_memory, error };
+
 class device {
  public:
   virtual ~device() = default;
@@ -65,6 +68,11 @@ class device {
     (void)job;
     (void)weight;
   }
+
+  // Makes the device fail as `f` would, for real where it can, and throws what that failure
+  // throws (its text is what supervision classifies). The default throws std::bad_alloc for
+  // out_of_memory and a runtime_failure naming the device for error.
+  virtual void provoke(device_fault f);
 };
 
 // Throws troupe::input_error for an unknown or unavailable device (e.g. cuda without a GPU).

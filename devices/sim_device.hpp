@@ -50,6 +50,8 @@ class sim_device final : public device {
   void set_row_seconds(double seconds);
   double slowdown() const { return slowdown_.load(); }
   void set_share(const std::string& job, double weight) override;
+  // The wrapped backend fails for real (a sim over cuda really exhausts the GPU).
+  void provoke(device_fault f) override { base_->provoke(f); }
 
   models::step_stats run_step(models::model& m, const float* params, const models::batch& b,
                               float* grad_sum, step_timing* timing) override;

@@ -12,6 +12,7 @@
 
 #include "core/rng.hpp"
 #include "models/batch.hpp"
+#include "models/layer_program.hpp"
 
 namespace troupe::models {
 
@@ -75,6 +76,11 @@ class model {
 
   // A new instance with the same architecture and its own scratch space.
   virtual std::unique_ptr<model> clone() const = 0;
+
+  // The model's layers described for a backend that runs its own kernels (see
+  // layer_program.hpp); null for a model that only runs its own code (such a model runs on cpu
+  // and sim devices only).
+  virtual const layer_program* program() const { return nullptr; }
 };
 
 using model_factory = std::function<std::unique_ptr<model>(const model_spec&)>;

@@ -101,6 +101,7 @@ sequential::sequential(std::string kind, model_spec spec, rebuild_fn rebuild)
     : kind_(std::move(kind)), spec_(std::move(spec)), rebuild_(rebuild), shape_(spec_.input_shape) {
   if (shape_.empty() || product(shape_) == 0)
     throw input_error("model '" + kind_ + "': input_shape must be non-empty with no zero extent");
+  program_.input_size = product(shape_);
 }
 
 std::size_t sequential::flat() const {
@@ -109,8 +110,16 @@ std::size_t sequential::flat() const {
 
 void sequential::add_dense(const std::string& name, std::size_t out, bool relu, double init_gain) {
   if (out == 0) throw input_error("model '" + kind_ + "': layer " + name + " has width 0");
+  layer_op op;
+  op.op = layer_op::kind::dense;
+  op.relu = relu;
+  op.in = flat();
+  op.out = out;
   stages_.push_back(std::make_unique<dense_stage>(layout_, name, flat(), out, relu, init_gain));
+  op.weight = layout_.find(name + ".weight").offset;
+  op.bias = layout_.find(name + ".bias").offset;
   shape_ = {out};
+  record(op);
 }
 
 void sequential::add_conv(const std::string& name, std::size_t cout, std::size_t k, bool relu) {
@@ -122,7 +131,16 @@ void sequential::add_conv(const std::string& name, std::size_t cout, std::size_t
                       " is not odd ('same' padding needs an odd kernel)");
   const layers::conv_shape s{shape_[0], shape_[1], shape_[2], cout, k};
   stages_.push_back(std::make_unique<conv_stage>(layout_, name, s, relu));
+  layer_op op;
+  op.op = layer_op::kind::conv;
+  op.relu = relu;
+  op.conv = s;
+  op.in = s.in_size();
+  op.out = s.out_size();
+  op.weight = layout_.find(name + ".weight").offset;
+  op.bias = layout_.find(name + ".bias").offset;
   shape_ = {cout, s.h, s.w};
+  record(op);
 }
 
 void sequential::add_maxpool2() {
@@ -131,7 +149,19 @@ void sequential::add_maxpool2() {
                       std::to_string(shape_.size() == 3 ? shape_[1] : 0) + "x" +
                       std::to_string(shape_.size() == 3 ? shape_[2] : 0));
   stages_.push_back(std::make_unique<pool_stage>(shape_[0], shape_[1], shape_[2]));
+  layer_op op;
+  op.op = layer_op::kind::maxpool2;
+  op.conv = layers::conv_shape{shape_[0], shape_[1], shape_[2], shape_[0], 1};
+  op.in = flat();
   shape_ = {shape_[0], shape_[1] / 2, shape_[2] / 2};
+  op.out = flat();
+  record(op);
+}
+
+void sequential::record(const layer_op& op) {
+  program_.layers.push_back(op);
+  program_.outputs = op.out;
+  program_.param_count = layout_.size();
 }
 
 void sequential::init_params(float* params, rng& r) const {

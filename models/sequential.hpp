@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/layer_program.hpp"
 #include "models/layers/conv.hpp"
 #include "models/model.hpp"
 
@@ -27,8 +28,6 @@ class stage {
                         float* grad, std::size_t n) = 0;
 };
 
-enum class loss_kind { softmax_cross_entropy, squared_error };
-
 class sequential final : public model {
  public:
   // rebuild makes a fresh instance from spec, for clone().
@@ -40,7 +39,10 @@ class sequential final : public model {
   void add_dense(const std::string& name, std::size_t out, bool relu, double init_gain);
   void add_conv(const std::string& name, std::size_t cout, std::size_t k, bool relu);
   void add_maxpool2();
-  void set_loss(loss_kind l) { loss_ = l; }
+  void set_loss(loss_kind l) {
+    loss_ = l;
+    program_.loss = l;
+  }
 
   // Current output shape while building: {C,H,W} while spatial, else {features}.
   const std::vector<std::size_t>& shape() const { return shape_; }
@@ -51,12 +53,14 @@ class sequential final : public model {
   step_stats forward_backward(const float* params, const batch& b, float* grad_sum) override;
   step_stats evaluate(const float* params, const batch& b) override;
   std::unique_ptr<model> clone() const override { return rebuild_(spec_); }
+  const layer_program* program() const override { return &program_; }
 
   // evaluate() works through large batches in chunks of this many samples, bounding scratch.
   static constexpr std::size_t eval_chunk = 256;
 
  private:
   std::size_t flat() const;
+  void record(const layer_op& op);
   const float* forward(const float* params, const float* x, std::size_t n);
   step_stats loss(const float* out, const batch& b, std::size_t first, std::size_t n, float* dout);
 
@@ -69,6 +73,7 @@ class sequential final : public model {
   loss_kind loss_ = loss_kind::softmax_cross_entropy;
   std::vector<std::vector<float>> acts_;   // acts_[i]: output of stage i
   std::vector<std::vector<float>> grads_;  // grads_[i]: dLoss/d(output of stage i)
+  layer_program program_;                  // the same chain, described for other backends
 };
 
 }  // namespace troupe::models

@@ -11,14 +11,20 @@
 
 #include "actors/runtime.hpp"
 #include "core/config_load.hpp"
+#include "devices/cuda_info.hpp"
 
 namespace {
 
 // Both jobs run for the same wall time (max_seconds) and start together, so nearly all of their
 // compute happens while both contend for the device.
+const std::string sim_group =
+    "    - {name: gpu, device: sim, base: cpu, slowdown: 3, count: 1, threads: 1, weight: 1, "
+    "shared: true}\n";
+
 std::string two_jobs(const std::string& shares, const std::string& hidden_a,
-                     const std::string& hidden_b, double share_a, double share_b) {
-  auto job = [](const std::string& name, const std::string& hidden, double share) {
+                     const std::string& hidden_b, double share_a, double share_b,
+                     const std::string& group = sim_group, int batch = 128) {
+  auto job = [batch](const std::string& name, const std::string& hidden, double share) {
     return "  - name: " + name +
            "\n"
            "    model: {kind: mlp, hidden: " +
@@ -26,18 +32,16 @@ std::string two_jobs(const std::string& shares, const std::string& hidden_a,
            "}\n"
            "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 4096}}\n"
            "    optimizer: {kind: sgd, lr: 0.05}\n"
-           "    batch: 128\n"
+           "    batch: " +
+           std::to_string(batch) +
+           "\n"
            "    epochs: 1000\n"
            "    max_seconds: 3\n"
            "    share: " +
            std::to_string(share) + "\n";
   };
-  return "cluster:\n  shares: " + shares +
-         "\n  share_period: 0.3\n  groups:\n"
-         "    - {name: gpu, device: sim, base: cpu, slowdown: 3, count: 1, threads: 1, weight: 1, "
-         "shared: true}\n"
-         "jobs:\n" +
-         job("a", hidden_a, share_a) + job("b", hidden_b, share_b);
+  return "cluster:\n  shares: " + shares + "\n  share_period: 0.3\n  groups:\n" + group +
+         "jobs:\n" + job("a", hidden_a, share_a) + job("b", hidden_b, share_b);
 }
 
 std::map<std::string, troupe::job_report> run(const std::string& yaml) {
@@ -72,6 +76,22 @@ TEST_CASE("fixed shares 3:1 on one shared sim device: compute time splits 3:1 wi
   CHECK(*r.at("a").share == doctest::Approx(0.75));
   CHECK(*r.at("b").share == doctest::Approx(0.25));
   CHECK(r.at("a").share_changes == 0);
+}
+
+TEST_CASE("fixed shares 3:1 on one real GPU: its time splits 3:1 within 10%") {
+  if (troupe::devices::cuda_device_count() == 0) {
+    MESSAGE("no GPU visible: nothing to measure");
+    return;
+  }
+  // Big enough that each call is GPU work, not the control plane's.
+  const auto r =
+      run(two_jobs("fixed", "[2048, 2048]", "[2048, 2048]", 3.0, 1.0,
+                   "    - {name: gpu, device: cuda, count: 1, weight: 1, shared: true}\n", 1024));
+  const double a = r.at("a").workers[0].compute_seconds, b = r.at("b").workers[0].compute_seconds;
+  MESSAGE("GPU seconds a " << a << " b " << b << " ratio " << a / b << " steps a "
+                           << r.at("a").steps << " b " << r.at("b").steps);
+  CHECK(a / b == doctest::Approx(3.0).epsilon(0.10));
+  CHECK(r.at("a").workers[0].device == "cuda");
 }
 
 TEST_CASE("adaptive shares move toward the job with the higher goodput") {
