@@ -126,6 +126,16 @@ fault_effect inject(stateful<worker_state>* self, std::int64_t step) {
     return fault_effect::stop;
   }
   if (f->action == fault_action::drop) return fault_effect::drop;
+  if (f->action == fault_action::oom || f->action == fault_action::device_error) {
+    // The device fails for real where it can; the supervisor classifies the error's text.
+    try {
+      st.device->provoke(f->action == fault_action::oom ? devices::device_fault::out_of_memory
+                                                        : devices::device_fault::error);
+    } catch (const std::exception& e) {
+      self->quit(crash_failure(st.setup->device.name + ": " + e.what() + at));
+      return fault_effect::stop;
+    }
+  }
   // hang / partition: silent until released by the supervisor, or for the hang's seconds.
   const double wait = f->seconds > 0 ? f->seconds : st.setup->max_hang_seconds;
   if (st.setup->cancel->wait_for(wait) || f->action == fault_action::partition) {

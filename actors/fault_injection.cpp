@@ -33,8 +33,8 @@ std::optional<config::fault_config> fault_plan::fire(const std::string& name,
     const auto& f = faults_[i];
     // At S, or at the first step after S that this worker computes (it was out at S).
     if (fired_[i] || f.step > step) continue;
-    const bool one_shot = f.action == fault_action::kill || f.action == fault_action::hang ||
-                          f.action == fault_action::drop;
+    const bool one_shot = f.action != fault_action::slow && f.action != fault_action::delay &&
+                          f.action != fault_action::partition;
     if (one_shot && f.target == name) {
       fired_[i] = true;
       fired_at_[name] = steady::now();

@@ -41,8 +41,8 @@ class fault_plan {
  public:
   explicit fault_plan(std::vector<config::fault_config> faults = {});
 
-  // The one-shot fault (kill, hang, drop, partition) that fires on worker `name` (GROUP/INDEX)
-  // of `group` at `step`, if any; marks it fired. partition targets the group.
+  // The one-shot fault (kill, hang, drop, oom, device-error, partition) that fires on worker `name`
+  // (GROUP/INDEX) of `group` at `step`, if any; marks it fired. partition targets the group.
   std::optional<config::fault_config> fire(const std::string& name, const std::string& group,
                                            std::int64_t step);
   // Faults that fired so far, plus `slow` faults whose window began before `steps_done` (`delay`

@@ -208,6 +208,8 @@ fault_config parse_fault(const std::string& text, const std::string& flag) {
     case fault_action::kill:
     case fault_action::drop:
     case fault_action::hang:
+    case fault_action::oom:
+    case fault_action::device_error:
       p.expect('@', "then STEP");
       p.single_step(f);
       if (f.action == fault_action::hang && p.eat('+'))
@@ -255,7 +257,9 @@ std::string fault_to_string(const fault_config& f) {
   switch (f.action) {
     case fault_action::kill:
     case fault_action::drop:
-    case fault_action::hang: {
+    case fault_action::hang:
+    case fault_action::oom:
+    case fault_action::device_error: {
       if (f.until_step != -1) bad("it fires at one step, it has no window");
       std::string s = head + "@" + std::to_string(f.step);
       if (f.action == fault_action::hang && f.seconds != 0.0)
@@ -354,6 +358,8 @@ std::vector<fault_config> random_faults(std::size_t n, std::uint64_t seed,
         break;
       case fault_action::kill:
       case fault_action::drop:
+      case fault_action::oom:
+      case fault_action::device_error:
         break;
     }
     out.push_back(std::move(f));

@@ -5,8 +5,10 @@
 //
 // Grammar (no spaces anywhere; numbers are plain decimals, no sign or exponent):
 //
-//   spec      = kill | hang | slow | delay | drop | partition
+//   spec      = kill | hang | slow | delay | drop | partition | oom | device-error
 //   kill      = "kill:"      device "@" step                  the worker process/thread dies
+//   oom       = "oom:"       device "@" step                  the device runs out of memory
+//   device-error = "device-error:" device "@" step            the device reports an error
 //   hang      = "hang:"      device "@" step [ "+" seconds ]  stops answering; no +SECONDS (or
 //                                                             +0) means until it is handled
 //   slow      = "slow:"      device "x" factor "@" window     compute stretched by factor >= 1

@@ -88,7 +88,7 @@ TEST_CASE("parse_fault: bad forms name the column and the problem") {
       {"kill", 1, "expected ACTION:TARGET"},
       {"kil:cpu/1@5", 1,
        "unknown action 'kil' (expected one of kill, hang, slow, delay, drop, "
-       "partition); did you mean 'kill'?"},
+       "partition, oom, device-error); did you mean 'kill'?"},
       {"kill:@5", 6, "expected GROUP"},
       {"kill:cpu@5", 9, "'@' cannot follow GROUP 'cpu': expected '/' then INDEX"},
       {"kill:c u/1@5", 7, "' ' cannot follow GROUP 'c'"},
@@ -232,7 +232,7 @@ TEST_CASE("random_faults: reproducible from the seed, inside the space, printabl
     CHECK(same(parse_fault(text), f));
     CHECK_NOTHROW(troupe::config::check_fault_target(f, cluster, text));
   }
-  CHECK(kinds.size() == 6);  // 200 draws over 6 kinds: every kind appears
+  CHECK(kinds.size() == 8);  // 200 draws over 8 kinds: every kind appears
   for (const char* t : {"cpu/0", "cpu/1", "cpu/2", "slow/0"}) CHECK(targets[t] > 0);
   // Devices are drawn uniformly: the 3-device group takes about 3/4 of the device faults.
   const int cpu = targets["cpu/0"] + targets["cpu/1"] + targets["cpu/2"];

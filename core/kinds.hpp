@@ -56,8 +56,11 @@ enum class placement_kind { uniform, resource_state };
 TROUPE_SPELLINGS(placement_kind, resource_state, "uniform", "resource-state");
 
 // `jobs[].faults[].action`.
-enum class fault_action { kill, hang, slow, delay, drop, partition };
-TROUPE_SPELLINGS(fault_action, partition, "kill", "hang", "slow", "delay", "drop", "partition");
+// oom and device-error make the device itself fail, for real where it can: a cuda device asks
+// the GPU for more memory than it has free, or runs a kernel that traps.
+enum class fault_action { kill, hang, slow, delay, drop, partition, oom, device_error };
+TROUPE_SPELLINGS(fault_action, device_error, "kill", "hang", "slow", "delay", "drop", "partition",
+                 "oom", "device-error");
 
 // A worker failure's class (policies/supervision.hpp says how each is found and handled); the
 // keys of `jobs[].supervision`.

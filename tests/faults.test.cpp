@@ -84,6 +84,23 @@ TEST_CASE("a worker killed at step 50 is restarted and the model equals the faul
   CHECK(r.workers[1].steps >= 50);
 }
 
+TEST_CASE("an out-of-memory and a device error are classified and their workers migrated") {
+  // A cpu device throws what its failures would throw (std::bad_alloc, its own error); a cuda
+  // device fails for real on the GPU (tests/gpu.test.cpp).
+  const auto r =
+      run("    faults:\n"
+          "      - {step: 20, action: oom, target: cpu/1}\n"
+          "      - {step: 40, action: device-error, target: slow/0}\n");
+  CHECK(r.faults.injected == 2);
+  CHECK(r.faults.failures_by_class.at("out-of-memory") == 1);
+  CHECK(r.faults.failures_by_class.at("device-error") == 1);
+  // Both classes migrate by default: the same slice on the same device would fail again.
+  CHECK(r.faults.migrations == 2);
+  CHECK(r.faults.restarts == 0);
+  REQUIRE(r.faults.detect_ms.size() == 2);
+  check_same_model(r);
+}
+
 TEST_CASE("a hung worker is found by the step deadline; a dropped result too") {
   const auto r =
       run("    faults:\n"
