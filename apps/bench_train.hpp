@@ -26,6 +26,9 @@ struct train_result {
   std::size_t samples = 0, steps = 0;
   std::int64_t epochs_done = 0;
   models::step_stats test;
+  // GPU: the median of the epochs' mean step times after the first (which pays for capturing the
+  // graphs, loading kernels and the GPU's clocks coming up); 0 with one epoch or on the CPU.
+  double steady_step_us = 0.0;
 };
 
 // Throws troupe::input_error when this build has no CUDA or the model or optimizer has no GPU

@@ -3,6 +3,7 @@
 #include "apps/bench_train.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/median.hpp"
 #include "data/sampler.hpp"
 #ifdef TROUPE_HAVE_CUDA
 #include "devices/cuda/gpu_program.hpp"
@@ -27,6 +28,7 @@ train_result train_on_gpu(const models::model& m, const models::optimizer_spec& 
 
   data::epoch_sampler sampler(train.n, s.seed);
   train_result r;
+  std::vector<double> later_epochs_us;
   for (std::int64_t e = 0; e < s.epochs; ++e) {
     // The epoch's steps as the CPU loop takes them: the sampler's runs of `batch` indices, the
     // last one shortened. The whole order goes to the GPU once; each step reads its run there.
@@ -45,7 +47,9 @@ train_result train_on_gpu(const models::model& m, const models::optimizer_spec& 
     stopwatch sw;
     for (auto n : sizes) trainer.step(n);
     const auto stats = trainer.take_stats();  // waits for the epoch's steps
-    r.train_seconds += sw.seconds();
+    const double epoch_s = sw.seconds();
+    r.train_seconds += epoch_s;
+    if (e > 0) later_epochs_us.push_back(1e6 * epoch_s / static_cast<double>(sizes.size()));
     r.samples += stats.samples;
     r.steps += sizes.size();
     ++r.epochs_done;
@@ -55,6 +59,7 @@ train_result train_on_gpu(const models::model& m, const models::optimizer_spec& 
                  static_cast<double>(r.samples) / std::max(r.train_seconds, 1e-9),
                  1e6 * r.train_seconds / static_cast<double>(r.steps));
   }
+  if (!later_epochs_us.empty()) r.steady_step_us = median(later_epochs_us);
   r.test = trainer.evaluate(test.x.data(), test.labels.data(), test.n);
   return r;
 }

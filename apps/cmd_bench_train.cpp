@@ -174,13 +174,24 @@ int run(const std::vector<std::string>& argv) {
   std::printf(
       "samples/s %.1f  step_us %.1f  test_accuracy %.4f  test_loss %.4f  wall_seconds %.2f\n", sps,
       step_us, acc, test_loss, wall_s);
+  if (r.steady_step_us > 0)
+    std::printf("step_us_steady %.1f  (median of epochs 2-%lld; samples/s %.1f)\n",
+                r.steady_step_us, static_cast<long long>(epochs_done),
+                static_cast<double>(batch) * 1e6 / r.steady_step_us);
   if (auto path = a.get("json")) {
-    nlohmann::json j = {{"samples_per_second", sps}, {"test_accuracy", acc},
-                        {"test_loss", test_loss},    {"wall_seconds", wall_s},
-                        {"epochs", epochs_done},     {"batch", batch},
-                        {"threads", threads},        {"model", model_kind},
-                        {"optimizer", os.kind},      {"steps", steps},
-                        {"step_us", step_us},        {"device", name_of(ds.kind)}};
+    nlohmann::json j = {{"samples_per_second", sps},
+                        {"test_accuracy", acc},
+                        {"test_loss", test_loss},
+                        {"wall_seconds", wall_s},
+                        {"epochs", epochs_done},
+                        {"batch", batch},
+                        {"threads", threads},
+                        {"model", model_kind},
+                        {"optimizer", os.kind},
+                        {"steps", steps},
+                        {"step_us", step_us},
+                        {"device", name_of(ds.kind)},
+                        {"step_us_steady", r.steady_step_us}};
     std::ofstream out(*path);
     if (!out) throw input_error("cannot write --json file '" + *path + "'");
     out << j.dump(2) << '\n';

@@ -1,10 +1,10 @@
 // The cuda device in whole jobs, where a GPU is visible (each case says so and returns where
 // none is): a GPU worker beside two CPU workers trains the same model as one CPU worker, and the
-// GPU's real failures (out of memory, a trapping kernel) are classified and handled by their
-// supervision policy. The device error comes last: it leaves this process's CUDA context
-// unusable, as a real device fault does.
+// GPU's real failures (out of memory, a refused kernel launch) are classified and handled by
+// their supervision policy.
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <string>
 
 #include "devices/cuda_info.hpp"
@@ -14,6 +14,14 @@ namespace {
 
 using troupe::testing::relative_l2;
 using troupe::testing::small_mlp_config;
+
+std::string classes(const troupe::job_report& r) {
+  std::ostringstream out;
+  for (const auto& [k, n] : r.faults.failures_by_class) out << k << "=" << n << " ";
+  out << "restarts=" << r.faults.restarts << " migrations=" << r.faults.migrations;
+  for (double ms : r.faults.detect_ms) out << " detect_ms=" << ms;
+  return out.str();
+}
 
 bool have_gpu() {
   if (troupe::devices::cuda_device_count() > 0) return true;
@@ -58,6 +66,7 @@ TEST_CASE("the GPU running out of memory is an out-of-memory failure; the job go
   const auto base = run(gpu_and_cpus, "{kind: adam, lr: 0.01}");
   const auto r = run(gpu_and_cpus, "{kind: adam, lr: 0.01}",
                      "      - {step: 20, action: oom, target: gpu/0}\n");
+  MESSAGE(classes(r));
   CHECK(r.faults.injected == 1);
   CHECK(r.faults.failures_by_class.at("out-of-memory") == 1);
   CHECK(r.faults.migrations == 1);
@@ -65,11 +74,12 @@ TEST_CASE("the GPU running out of memory is an out-of-memory failure; the job go
   CHECK(relative_l2(*r.final_params, *base.final_params) < 1e-5);
 }
 
-TEST_CASE("a trapping kernel is a device-error failure; the job finishes on the CPUs") {
+TEST_CASE("a refused kernel launch is a device-error failure; the job finishes on the CPUs") {
   if (!have_gpu()) return;
   const auto base = run(gpu_and_cpus, "{kind: adam, lr: 0.01}");
   const auto r = run(gpu_and_cpus, "{kind: adam, lr: 0.01}",
                      "      - {step: 20, action: device-error, target: gpu/0}\n");
+  MESSAGE(classes(r));
   CHECK(r.faults.injected == 1);
   CHECK(r.faults.failures_by_class.at("device-error") == 1);
   CHECK(r.faults.migrations == 1);

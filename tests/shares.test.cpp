@@ -6,6 +6,7 @@
 // ctest-label: perf
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -17,14 +18,9 @@ namespace {
 
 // Both jobs run for the same wall time (max_seconds) and start together, so nearly all of their
 // compute happens while both contend for the device.
-const std::string sim_group =
-    "    - {name: gpu, device: sim, base: cpu, slowdown: 3, count: 1, threads: 1, weight: 1, "
-    "shared: true}\n";
-
 std::string two_jobs(const std::string& shares, const std::string& hidden_a,
-                     const std::string& hidden_b, double share_a, double share_b,
-                     const std::string& group = sim_group, int batch = 128) {
-  auto job = [batch](const std::string& name, const std::string& hidden, double share) {
+                     const std::string& hidden_b, double share_a, double share_b) {
+  auto job = [](const std::string& name, const std::string& hidden, double share) {
     return "  - name: " + name +
            "\n"
            "    model: {kind: mlp, hidden: " +
@@ -32,16 +28,44 @@ std::string two_jobs(const std::string& shares, const std::string& hidden_a,
            "}\n"
            "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 4096}}\n"
            "    optimizer: {kind: sgd, lr: 0.05}\n"
-           "    batch: " +
-           std::to_string(batch) +
-           "\n"
+           "    batch: 128\n"
            "    epochs: 1000\n"
            "    max_seconds: 3\n"
            "    share: " +
            std::to_string(share) + "\n";
   };
-  return "cluster:\n  shares: " + shares + "\n  share_period: 0.3\n  groups:\n" + group +
-         "jobs:\n" + job("a", hidden_a, share_a) + job("b", hidden_b, share_b);
+  return "cluster:\n  shares: " + shares +
+         "\n  share_period: 0.3\n  groups:\n"
+         "    - {name: gpu, device: sim, base: cpu, slowdown: 3, count: 1, threads: 1, weight: 1, "
+         "shared: true}\n"
+         "jobs:\n" +
+         job("a", hidden_a, share_a) + job("b", hidden_b, share_b);
+}
+
+// Two jobs on one shared real GPU: a CNN wide enough, at a batch big enough, that each call is
+// GPU work rather than the host's copies and control (the gate can only divide time that both
+// jobs want). Fashion-MNIST from TROUPE_FASHION_MNIST, else Debian's path.
+std::string two_gpu_jobs(double share_a, double share_b) {
+  const char* env = std::getenv("TROUPE_FASHION_MNIST");
+  const std::string path = env ? env : "/usr/share/datasets/fashion-mnist";
+  auto job = [&](const std::string& name, double share) {
+    return "  - name: " + name +
+           "\n"
+           "    model: {kind: cnn, hidden: [64, 128, 256]}\n"
+           "    data: {dataset: fashion-mnist, path: " +
+           path +
+           ", preprocess: [normalize]}\n"
+           "    optimizer: {kind: sgd, lr: 0.01}\n"
+           "    batch: 2048\n"
+           "    epochs: 1000\n"
+           "    max_seconds: 4\n"
+           "    share: " +
+           std::to_string(share) + "\n";
+  };
+  return "cluster:\n  shares: fixed\n  groups:\n"
+         "    - {name: gpu, device: cuda, count: 1, weight: 1, shared: true}\n"
+         "jobs:\n" +
+         job("a", share_a) + job("b", share_b);
 }
 
 std::map<std::string, troupe::job_report> run(const std::string& yaml) {
@@ -83,10 +107,7 @@ TEST_CASE("fixed shares 3:1 on one real GPU: its time splits 3:1 within 10%") {
     MESSAGE("no GPU visible: nothing to measure");
     return;
   }
-  // Big enough that each call is GPU work, not the control plane's.
-  const auto r =
-      run(two_jobs("fixed", "[2048, 2048]", "[2048, 2048]", 3.0, 1.0,
-                   "    - {name: gpu, device: cuda, count: 1, weight: 1, shared: true}\n", 1024));
+  const auto r = run(two_gpu_jobs(3.0, 1.0));
   const double a = r.at("a").workers[0].compute_seconds, b = r.at("b").workers[0].compute_seconds;
   MESSAGE("GPU seconds a " << a << " b " << b << " ratio " << a / b << " steps a "
                            << r.at("a").steps << " b " << r.at("b").steps);

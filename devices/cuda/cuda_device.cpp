@@ -31,7 +31,7 @@ class cuda_device final : public device {
   }
 
   void provoke(device_fault f) override {
-    // The program's buffers go first: after a trap the context is unusable.
+    // The worker is replaced after the failure: its program's buffers go first.
     program_.reset();
     model_ = nullptr;
     if (f == device_fault::out_of_memory) gpu::provoke_out_of_memory(ordinal_);

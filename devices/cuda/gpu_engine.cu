@@ -126,6 +126,25 @@ void backend::synchronize(const char* what) const {
 
 namespace {
 
+// dense_bias_grad on the GPU: one warp per output feature, the rows strided over its lanes and
+// summed with shuffles. One thread per feature walking all rows (the host loop) leaves a whole
+// step waiting on a chain of dependent loads.
+__global__ void dense_bias_grad_kernel(kernels::dense_bias_grad k) {
+  const std::size_t j = static_cast<std::size_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  if (j >= k.out) return;
+  float acc = 0.0f;
+  for (std::size_t r = threadIdx.x; r < k.n; r += 32) {
+    float g = k.dy[r * k.out + j];
+    if (k.relu) {
+      g = k.y[r * k.out + j] > 0.0f ? g : 0.0f;
+      k.dy[r * k.out + j] = g;
+    }
+    acc += g;
+  }
+  for (int d = 16; d > 0; d /= 2) acc += __shfl_down_sync(0xffffffffu, acc, d);
+  if (threadIdx.x == 0) k.db[j] = acc;
+}
+
 struct fill {
   float* p;
   float v;
@@ -246,7 +265,7 @@ void engine::backward(std::size_t n) {
     float* dx = i == 0 ? nullptr : layers_[i - 1].grad.get();
     switch (op.op) {
       case kind::dense:
-        be.each(op.out, kernels::dense_bias_grad{dy, y, g + op.bias, n, op.out, op.relu});
+        bias_grad(kernels::dense_bias_grad{dy, y, g + op.bias, n, op.out, op.relu});
         // dW[out,in] = dy^T x
         be.gemm_rm(true, false, op.out, op.in, n, dy, op.out, in, op.in, 0.0f, g + op.weight,
                    op.in);
@@ -282,6 +301,16 @@ void engine::backward(std::size_t n) {
         break;
     }
   }
+}
+
+void engine::bias_grad(const kernels::dense_bias_grad& k) {
+  if (be.host()) {
+    be.each(k.out, k);
+    return;
+  }
+  const dim3 block(32, 8);
+  dense_bias_grad_kernel<<<static_cast<unsigned>((k.out + 7) / 8), block, 0, be.stream()>>>(k);
+  check(cudaGetLastError(), "the bias gradient kernel");
 }
 
 void engine::run(std::uint64_t key, const std::function<void()>& enqueue) {

@@ -52,6 +52,7 @@ class engine {
     buffer<std::int32_t> arg; // maxpool: max_batch * out
   };
   const float* input_of(std::size_t i) const;
+  void bias_grad(const kernels::dense_bias_grad& k);
 
   models::layer_program p_;
   std::size_t max_batch_;

@@ -7,9 +7,7 @@
 
 namespace troupe::devices::gpu {
 namespace {
-__global__ void trap_kernel() {
-  __trap();
-}
+__global__ void empty_kernel() {}
 }  // namespace
 
 void provoke_out_of_memory(int ordinal) {
@@ -31,12 +29,12 @@ void provoke_out_of_memory(int ordinal) {
 
 void provoke_device_error(int ordinal) {
   check(cudaSetDevice(ordinal), "cudaSetDevice");
-  trap_kernel<<<1, 1>>>();
-  cudaError_t e = cudaGetLastError();
-  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  // 2048 threads a block is more than any CUDA device takes: the launch fails at once.
+  empty_kernel<<<1, 2048>>>();
+  const cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess)
-    throw runtime_failure("cuda:" + std::to_string(ordinal) + ": a trapping kernel completed");
-  fail_cuda(e, "a kernel on cuda:" + std::to_string(ordinal));
+    throw runtime_failure("cuda:" + std::to_string(ordinal) + " accepted a 2048-thread block");
+  fail_cuda(e, "a kernel launch on cuda:" + std::to_string(ordinal));
 }
 
 }  // namespace troupe::devices::gpu
