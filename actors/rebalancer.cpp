@@ -54,18 +54,32 @@ std::optional<policies::rebalance_decision> split_tuner::observe(
   }
   if (sum != global_batch_) return std::nullopt;  // a shortened step: observed, not decided on
 
-  if (intended_.empty() ||
+  // The ranks with a slice are the members: a rank out of the membership (failed and migrated,
+  // or set aside by the leave-out trial) has none, and the decision is over the others only.
+  std::vector<std::size_t> members;
+  for (std::size_t r = 0; r < n; ++r)
+    if (slices[r] > 0) members.push_back(r);
+  bool same_members = intended_.size() == n;
+  for (std::size_t r = 0; same_members && r < n; ++r)
+    same_members = (intended_[r] > 0) == (slices[r] > 0);
+  if (!same_members ||
       (slices != intended_ &&
        (last_decision_step_ < 0 || step - last_decision_step_ > options_.resync_steps)))
     intended_ = slices;
-  for (const auto& m : models_)
-    if (m.observations() < options_.warmup_steps) return std::nullopt;
+  for (auto r : members)
+    if (models_[r].observations() < options_.warmup_steps) return std::nullopt;
 
   std::vector<policies::linear_time> fits;
-  fits.reserve(n);
-  for (const auto& m : models_) fits.push_back(m.fit());
-  auto d = policy_.decide(fits, intended_, global_batch_);
+  std::vector<std::int64_t> current;
+  for (auto r : members) {
+    fits.push_back(models_[r].fit());
+    current.push_back(intended_[r]);
+  }
+  auto d = policy_.decide(fits, current, global_batch_);
   if (!d.changed) return std::nullopt;
+  std::vector<std::int64_t> all(n, 0);
+  for (std::size_t k = 0; k < members.size(); ++k) all[members[k]] = d.slices[k];
+  d.slices = all;
   intended_ = d.slices;
   last_decision_step_ = step;
   ++decisions_;

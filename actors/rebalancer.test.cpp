@@ -194,6 +194,33 @@ TEST_CASE("split_tuner ignores a shortened step and resynchronises with the obse
   CHECK(t.intended() == std::vector<std::int64_t>{342, 341, 341});
 }
 
+TEST_CASE("split_tuner decides over the members only once a rank leaves the membership") {
+  split_tuner t(3, 1000);
+  // Worker 0 is twice as fast as 1; worker 2 is out (no slice) from step 6 on.
+  auto secs = [](std::vector<std::int64_t> s) {
+    return std::vector<double>{1e-4 * static_cast<double>(s[0]), 2e-4 * static_cast<double>(s[1]),
+                               s[2] > 0 ? 1e-2 : 0.0};
+  };
+  for (std::int64_t step = 0; step < 6; ++step)
+    t.observe(step, {490, 490, 20}, secs({490, 490, 20}));
+  std::optional<policies::rebalance_decision> last;
+  for (std::int64_t step = 6; step < 30; ++step) {
+    // The job cuts what was decided, over the members: worker 2 always gets nothing.
+    auto cut = t.intended().empty() ? std::vector<std::int64_t>{500, 500, 0} : t.intended();
+    if (cut[2] != 0) cut = {500, 500, 0};
+    auto d = t.observe(step, cut, secs(cut));
+    if (d) {
+      CHECK(d->slices[2] == 0);  // never handed a share while out
+      CHECK(d->reason.find("reset") == std::string::npos);
+      last = d;
+    }
+  }
+  REQUIRE(last);
+  // Toward 2:1 between the two members.
+  CHECK(last->slices[0] > 600);
+  CHECK(last->slices[0] + last->slices[1] == 1000);
+}
+
 TEST_CASE("split_tuner restarts a worker's model after three misses, not after one") {
   split_tuner t(2, 200);
   for (std::int64_t s = 0; s < 5; ++s) t.observe(s, {100, 100}, {0.010, 0.010});
