@@ -17,6 +17,7 @@
 #include "actors/membership.hpp"
 #include "actors/payloads.hpp"
 #include "models/batch.hpp"
+#include "policies/leave_out.hpp"
 
 namespace troupe::actors {
 
@@ -99,6 +100,10 @@ struct job_state {
   // policy actor of `split: adaptive` (actors/rebalancer.hpp).
   job_stats stats;
   caf::actor rebalancer;
+  // split: adaptive: the once-a-job trial without the slowest members, and what it asks of the
+  // next step boundary.
+  std::optional<policies::leave_out_trial> leave_out;
+  policies::leave_out_trial::action leave_out_next = policies::leave_out_trial::action::none;
   job_checkpoints ckpt;
   // Members, the slices the step in flight still owes, hang deadlines, fault counters.
   membership mem;
@@ -108,6 +113,13 @@ struct job_state {
 };
 
 using job_self = stateful<job_state>*;
+
+// The workers' names (GROUP/INDEX), by rank.
+inline std::vector<std::string> worker_names(const job_state& st) {
+  std::vector<std::string> out;
+  for (const auto& w : st.workers) out.push_back(w.name);
+  return out;
+}
 
 // actors/job.cpp: the phase edges.
 void enter(job_self self, job_phase phase);

@@ -132,6 +132,19 @@ void send_step_metrics(job_self self, double step_s) {
   if (st.launch.metrics_hub) self->send(st.launch.metrics_hub, std::move(sm));
 }
 
+// The leave-out trial sees the step that completed; its verdict goes to the log once.
+void leave_out_step(job_self self, double step_s) {
+  auto& st = self->state;
+  if (!st.leave_out || st.leave_out->finished()) return;
+  std::vector<std::int64_t> counts(st.workers.size(), 0);
+  for (std::size_t r = 0; r < counts.size() && r < st.plan.counts.size(); ++r)
+    if (st.mem.is_member(r)) counts[r] = st.plan.counts[r];
+  const auto a = st.leave_out->on_step(st.step, step_s, counts);
+  if (a != policies::leave_out_trial::action::none) st.leave_out_next = a;
+  if (st.leave_out->finished() && st.leave_out->verdict())
+    log(self, "leave-out trial: " + policies::describe(*st.leave_out->verdict(), worker_names(st)));
+}
+
 // The step is applied everywhere: the parameters are at version step + 1.
 void complete_step(job_self self) {
   auto& st = self->state;
@@ -156,6 +169,7 @@ void complete_step(job_self self) {
     finish(self, job_status::failed, e.what());
     return;
   }
+  leave_out_step(self, step_s);
   ++st.step;
   send_step_metrics(self, step_s);
   checkpoint_boundary(self);
@@ -255,6 +269,8 @@ void next_step(job_self self) {
     if (!checkpoint_hold(self, [self] { evaluate(self); })) evaluate(self);
     return;
   }
+  // The leave-out trial sets members aside here, or brings them back to join below.
+  if (leave_out_at_boundary(self)) return;
   // Restarted workers enter here; the plan of this step is then asked again with them.
   if (join_at_boundary(self)) return;
   if (held_below_min_devices(self)) return;
@@ -293,6 +309,15 @@ void start_running(job_self self) {
   upd.weights = st.weights;
   self->send(st.distributor, upd);
   if (st.launch.cfg.data.split == split_kind::adaptive) start_rebalancer(self);
+  // The leave-out trial needs its two windows and a margin before the job ends.
+  const auto& cfg = st.launch.cfg;
+  policies::leave_out_options lo;
+  if (cfg.data.split == split_kind::adaptive && cfg.data.leave_out &&
+      cfg.sync.mode == sync_mode::ps && !cfg.deterministic && st.workers.size() > 1 &&
+      st.steps_total - st.step > lo.first_step + 2 * lo.window + 10) {
+    lo.first_step += st.step;  // a resumed job settles again first
+    st.leave_out.emplace(lo, st.workers.size());
+  }
   st.sync->open_generation(self, st.gate.job(), st.gate.generation(), generation_of(self), true);
   take_waiting_groups(self);
   st.clock.train_t0 = steady::now();

@@ -212,6 +212,20 @@ std::optional<member_commands> membership::on_restarted_ready(std::int32_t rank,
   return out;
 }
 
+bool membership::set_aside(std::int32_t rank) {
+  const auto r = static_cast<std::size_t>(rank);
+  if (rank < 0 || r >= status_.size() || status_[r] != member_status::member) return false;
+  status_[r] = member_status::set_aside;
+  return true;
+}
+
+bool membership::bring_back(std::int32_t rank) {
+  const auto r = static_cast<std::size_t>(rank);
+  if (rank < 0 || r >= status_.size() || status_[r] != member_status::set_aside) return false;
+  status_[r] = member_status::joining;
+  return true;
+}
+
 bool membership::join_at_boundary() {
   bool any = false;
   for (auto& s : status_)

@@ -12,6 +12,7 @@
 //
 //   MEMBER --1--> RESTARTING --2--> JOINING --3--> MEMBER
 //   MEMBER --4--> MIGRATED
+//   MEMBER --6--> SET_ASIDE --bring_back--> JOINING
 //   (new) --5--> RESTARTING
 //
 //   5. an elastic job took in a device that joined while it runs (add_rank): it waits for its
@@ -23,6 +24,8 @@
 //      takes over the step in flight (3 happens now).
 //   3. at the next step boundary (join_at_boundary).
 //   4. down with action migrate while other ranks remain: its weight is 0 from then on.
+//   6. set aside by the leave-out policy (policies/leave_out.hpp) at a step boundary: a healthy
+//      worker out of the steps, its weight 0, until bring_back makes it JOINING again.
 //
 // Every change of the member list starts a new generation (commands::new_generation): the job
 // bumps the generation its messages carry, the prefetched plan is void, and the plan it waits
@@ -45,7 +48,7 @@
 
 namespace troupe::actors {
 
-enum class member_status { member, restarting, joining, migrated };
+enum class member_status { member, restarting, joining, migrated, set_aside };
 
 // How many times the last worker is restarted after its restart intensity escalated (there is
 // nobody to migrate its share to) before the job fails.
@@ -143,6 +146,10 @@ class membership {
   std::int32_t add_rank(const std::string& name, const std::string& group);
   // At a step boundary: restarted workers become members. True when the member list changed.
   bool join_at_boundary();
+  // At a step boundary: a member leaves the steps (6); false when `rank` is not a member.
+  bool set_aside(std::int32_t rank);
+  // A set-aside rank joins at the next boundary (join_at_boundary); false when it is not aside.
+  bool bring_back(std::int32_t rank);
   // The step in flight was applied: `planned` samples, `computed` of them reached the sum.
   void step_completed(std::int64_t planned, std::int64_t computed, double now);
 

@@ -79,6 +79,15 @@ nlohmann::json to_json(const job_report& j) {
                                    {"wire_bytes", g.wire_bytes}, {"reductions", g.reductions},
                                    {"median_ms", g.median_ms},   {"busbw_GBps", g.busbw_GBps}};
   }
+  if (j.leave_out_trial) {
+    const auto& l = *j.leave_out_trial;
+    out["leave_out"] = {{"workers", l.workers},
+                        {"left_out", l.left_out},
+                        {"share", l.share},
+                        {"with_samples_per_second", l.with_sps},
+                        {"without_samples_per_second", l.without_sps},
+                        {"reason", l.reason}};
+  }
   if (!j.error.empty()) out["error"] = j.error;
   if (j.share) {
     out["share"] = *j.share;

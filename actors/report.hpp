@@ -107,6 +107,15 @@ struct job_report {
   sync_report sync;
   checkpoint_stats checkpoints;
   std::int64_t rebalances = 0;
+  // split: adaptive: the leave-out trial's verdict (policies/leave_out.hpp), if one was reached.
+  struct leave_out {
+    std::vector<std::string> workers;          // the candidates
+    bool left_out = false;                     // they stayed out; else they were brought back
+    double share = 0.0;                        // their fraction of the samples with everyone
+    double with_sps = 0.0, without_sps = 0.0;  // median samples/s of a step
+    std::string reason;                        // the sentence the log has
+  };
+  std::optional<leave_out> leave_out_trial;
   double imbalance_index = 0.0;       // mean over steps of the CV of per-worker compute seconds
   std::optional<double> noise_scale;  // smoothed gradient noise scale at the end (none: unknown)
   std::int64_t stale_dropped = 0;     // messages of an old generation that the job's actors dropped

@@ -57,6 +57,9 @@ struct data_config {
   std::string path;                     // directory (idx, fashion-mnist) or file (csv)
   std::vector<std::string> preprocess;  // step names, e.g. "normalize", "standardize"
   split_kind split = split_kind::weighted;
+  // split: adaptive, sync: ps: try the job once without the members that get a sliver of each
+  // batch, and keep them out when it trains faster without them (policies/leave_out.hpp).
+  bool leave_out = true;
   data_mode mode = data_mode::global;
   double neighbour_exchange = 0.0;    // sharded: fraction q passed to the ring neighbour
   std::size_t synthetic_samples = 0;  // synthetic: size (0 = default)

@@ -109,6 +109,8 @@ void read_data(const map_view& v, data_config& d) {
     d.path = default_fashion_mnist_path;
   v.strings("preprocess", d.preprocess);
   v.enumeration("split", d.split);
+  v.only_with("leave_out", d.split == split_kind::adaptive, "split: adaptive");
+  v.boolean("leave_out", d.leave_out);
   v.enumeration("mode", d.mode);
   v.number("neighbour_exchange", d.neighbour_exchange, unit_open);
   const bool sharded = d.mode == data_mode::sharded;
