@@ -47,11 +47,11 @@ bench-deps: deps
 
 format:
 	find core data models devices collectives policies actors apps tests \
-	  \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' \) -print0 | xargs -0 -r clang-format -i
+	  \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) -print0 | xargs -0 -r clang-format -i
 
 format-check:
 	find core data models devices collectives policies actors apps tests \
-	  \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' \) -print0 | xargs -0 -r clang-format --dry-run --Werror
+	  \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) -print0 | xargs -0 -r clang-format --dry-run --Werror
 
 clean:
 	rm -rf $(BUILD)

@@ -37,19 +37,19 @@ class engine {
   const models::layer_program& layers() const { return p_; }
 
   backend be;
-  buffer<float> params, grad;    // param_count
-  buffer<float> x;               // max_batch * input_size: the batch's rows
-  buffer<std::int32_t> labels;   // max_batch
-  buffer<float> targets;         // max_batch
-  buffer<float> weights;         // max_batch
-  buffer<float> raw, correct;  // per sample: the unweighted loss, 1 where the argmax is right
-  buffer<double> acc;            // {loss sum, correct}
+  buffer<float> params, grad;   // param_count
+  buffer<float> x;              // max_batch * input_size: the batch's rows
+  buffer<std::int32_t> labels;  // max_batch
+  buffer<float> targets;        // max_batch
+  buffer<float> weights;        // max_batch
+  buffer<float> raw, correct;   // per sample: the unweighted loss, 1 where the argmax is right
+  buffer<double> acc;           // {loss sum, correct}
 
  private:
   struct layer_buffers {
-    buffer<float> act, grad;  // max_batch * out
-    buffer<float> col;        // conv: c*k*k * max_batch*h*w
-    buffer<std::int32_t> arg; // maxpool: max_batch * out
+    buffer<float> act, grad;   // max_batch * out
+    buffer<float> col;         // conv: c*k*k * max_batch*h*w
+    buffer<std::int32_t> arg;  // maxpool: max_batch * out
   };
   const float* input_of(std::size_t i) const;
   void bias_grad(const kernels::dense_bias_grad& k);

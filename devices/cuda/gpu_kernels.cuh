@@ -88,7 +88,8 @@ struct im2col {
     const long p = static_cast<long>(k / 2);
     const long iy = static_cast<long>(pos / w) + static_cast<long>(ki) - p;
     const long ix = static_cast<long>(pos % w) + static_cast<long>(kj) - p;
-    const bool inside = iy >= 0 && iy < static_cast<long>(h) && ix >= 0 && ix < static_cast<long>(w);
+    const bool inside =
+        iy >= 0 && iy < static_cast<long>(h) && ix >= 0 && ix < static_cast<long>(w);
     col[e] = inside ? x[i * c * hw + ci * hw + static_cast<std::size_t>(iy) * w +
                         static_cast<std::size_t>(ix)]
                     : 0.0f;
