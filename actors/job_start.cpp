@@ -131,6 +131,7 @@ std::shared_ptr<worker_setup> setup_of(job_self self, const group_slot& slot, in
   setup->device.slowdown = slot.group.slowdown;
   setup->device.row_seconds = slot.group.row_seconds.value_or(0.0);
   setup->device.ordinal = dev;
+  setup->device.layer_split = slot.group.layer_split;
   if (slot.group.shared) setup->device.share_group = w.name;  // one gate per shared device
   setup->share = st.share;
   setup->distributor = st.distributor;

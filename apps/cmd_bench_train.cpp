@@ -26,11 +26,15 @@ namespace {
 const char* usage =
     "usage: troupe bench train --model mlp|cnn|softmax [--device cpu|cuda] [--threads T]\n"
     "                          [--batch B] [--epochs E] [--optimizer adam] [--lr LR] [--seed S]\n"
-    "                          [--data DIR] [--max-steps N] [--graphs on|off] [--json FILE]\n\n"
+    "                          [--data DIR] [--max-steps N] [--graphs on|off]\n"
+    "                          [--layer-split auto|K] [--json FILE]\n\n"
     "Trains on Fashion-MNIST on one device and prints samples/s (training steps only), the mean\n"
     "step time, final test accuracy and loss, and wall time. With --device cuda the training\n"
     "set, parameters and optimizer state stay on the GPU and each step is one CUDA graph\n"
-    "(--graphs off launches its kernels one by one instead). --json writes\n"
+    "(--graphs off launches its kernels one by one instead). --layer-split runs the first\n"
+    "layers on this CPU (--threads) and the rest on the GPU, cut where the measured cost model\n"
+    "says (auto) or after K layers, through the runtime's device (rows and parameters up each\n"
+    "step), and prints every cut's predicted step time. --json writes\n"
     "samples_per_second, step_us, test_accuracy, test_loss, wall_seconds, epochs, batch,\n"
     "threads, model, device.";
 
@@ -61,12 +65,13 @@ models::step_stats evaluate(devices::device& dev, models::model& m, const float*
   return total;
 }
 
-// The CPU loop, timed like the PyTorch twin: the batch gather, forward/backward and the
+// The loop over a device's run_step (a cpu device, or a cuda device with a layer split), timed
+// like the PyTorch twin: the batch gather, forward/backward and the
 // optimizer. The runtime's sampler: a seeded permutation per epoch, the last step shortened.
-train_result train_on_cpu(devices::device& dev, models::model& model, models::optimizer& opt,
-                          std::vector<float>& params, const data::dataset& train,
-                          std::int64_t batch, std::int64_t epochs, std::int64_t max_steps,
-                          std::uint64_t seed) {
+train_result train_on_device(devices::device& dev, models::model& model, models::optimizer& opt,
+                             std::vector<float>& params, const data::dataset& train,
+                             std::int64_t batch, std::int64_t epochs, std::int64_t max_steps,
+                             std::uint64_t seed) {
   std::vector<float> grad(params.size());
   data::epoch_sampler sampler(train.n, seed);
   std::vector<float> x;
@@ -106,7 +111,7 @@ train_result train_on_cpu(devices::device& dev, models::model& model, models::op
 
 int run(const std::vector<std::string>& argv) {
   args a(argv, {"model", "device", "threads", "batch", "epochs", "optimizer", "lr", "seed", "data",
-                "max-steps", "graphs", "json"});
+                "max-steps", "graphs", "layer-split", "json"});
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const std::string model_kind = a.get_or("model", "mlp");
@@ -124,6 +129,18 @@ int run(const std::vector<std::string>& argv) {
   ds.kind = devices::parse_device_kind(a.get_or("device", "cpu"));
   ds.name = a.get_or("device", "cpu") + "0";
   ds.threads = static_cast<int>(threads);
+  const auto split = a.get("layer-split");
+  if (split) {
+    if (ds.kind != devices::device_kind::cuda)
+      throw input_error("--layer-split needs --device cuda");
+    if (*split == "auto") {
+      ds.layer_split = -2;
+    } else {
+      const auto k = a.get_int("layer-split", 0);
+      if (k < 0) throw input_error("--layer-split must be auto or a number of layers >= 0");
+      ds.layer_split = static_cast<int>(k);
+    }
+  }
   auto dev = devices::make_device(ds);
 
   models::model_spec ms;
@@ -144,7 +161,7 @@ int run(const std::vector<std::string>& argv) {
 
   train_result r;
   stopwatch wall;
-  if (ds.kind == devices::device_kind::cuda) {
+  if (ds.kind == devices::device_kind::cuda && !split) {
     train_settings ts;
     ts.batch = static_cast<std::size_t>(batch);
     ts.epochs = epochs;
@@ -155,10 +172,11 @@ int run(const std::vector<std::string>& argv) {
     ts.graphs = graphs == "on";
     r = train_on_gpu(*model, os, params, train, sets.test, ts);
   } else {
-    r = train_on_cpu(*dev, *model, *opt, params, train, batch, epochs, max_steps,
-                     static_cast<std::uint64_t>(a.get_int("seed", 1)));
+    r = train_on_device(*dev, *model, *opt, params, train, batch, epochs, max_steps,
+                        static_cast<std::uint64_t>(a.get_int("seed", 1)));
     r.test = evaluate(*dev, *model, params.data(), sets.test);
   }
+  if (!dev->placement().empty()) std::printf("%s\n", dev->placement().c_str());
   const auto& test = r.test;
   const std::size_t samples = r.samples, steps = r.steps;
   const std::int64_t epochs_done = r.epochs_done;

@@ -29,6 +29,9 @@ struct group_config {
   // Where the group's workers compute (core/kinds.hpp); anything but local needs a listening
   // control process (`troupe run` listens on loopback by itself for separate groups).
   group_process process = group_process::local;
+  // cuda: -1 ("off") the whole model on the GPU; -2 ("auto") the first layers on the host's CPU,
+  // cut where a measured cost model says; K >= 0 the first K layers on the CPU.
+  int layer_split = -1;
 };
 
 struct cluster_config {

@@ -62,6 +62,20 @@ group_config read_group(const context& cx, const YAML::Node& n, const std::strin
   v.only_with("shared", sim || g.device == device_kind::cuda, "device: sim or cuda");
   v.boolean("shared", g.shared);
   v.enumeration("process", g.process);
+  v.only_with("layer_split", g.device == device_kind::cuda, "device: cuda");
+  std::string split = "off";
+  v.str("layer_split", split);
+  if (split == "auto") {
+    g.layer_split = -2;
+  } else if (split != "off") {
+    const bool digits = !split.empty() && split.size() < 4 &&
+                        split.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits)
+      v.fail("layer_split", "must be off, auto or a number of layers, got '" + split + "'");
+    g.layer_split = std::stoi(split);
+  }
+  if (g.layer_split != -1 && g.shared)
+    v.fail("layer_split", "a shared GPU runs whole models (leave layer_split off)");
   if (g.process != group_process::local && (g.device == device_kind::cuda || g.shared))
     v.fail("process", std::string(g.shared ? "a shared" : "a cuda") +
                           " group computes in the control process (process: local)");

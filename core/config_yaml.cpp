@@ -29,7 +29,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"cluster", {"groups", "shares", "share_period", "share_floor"}},
       {"cluster.groups[]",
        {"name", "device", "count", "threads", "weight", "base", "slowdown", "row_seconds", "shared",
-        "process"}},
+        "process", "layer_split"}},
       {"jobs[]",
        {"name",          "priority",  "after",       "model",  "data",        "optimizer", "batch",
         "epochs",        "max_steps", "max_seconds", "sync",   "resources",   "placement", "seed",

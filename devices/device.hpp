@@ -29,6 +29,10 @@ struct device_spec {
   double row_seconds = 0.0;  // sim: fixed base seconds per training sample; 0: measured live
   std::string share_group;   // sim: devices with the same non-empty name share one gate
   int ordinal = 0;           // cuda: device index
+  // cuda: -1 the whole model on the GPU; -2 the first layers on the host's CPU and the rest on
+  // the GPU, cut where a measured cost model says (devices/layer_split_plan.hpp); K >= 0 cut after
+  // the first K layers.
+  int layer_split = -1;
 };
 
 // Timings of one call, measured by the device itself.
@@ -68,6 +72,9 @@ class device {
     (void)job;
     (void)weight;
   }
+
+  // Where the model's layers run, when the device decided it (a layer split); "" otherwise.
+  virtual std::string placement() const { return {}; }
 
   // Makes the device fail as `f` would, for real where it can, and throws what that failure
   // throws (its text is what supervision classifies). The default throws std::bad_alloc for

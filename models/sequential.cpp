@@ -5,6 +5,7 @@
 #include <functional>
 #include <numeric>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "models/layers/dense.hpp"
 #include "models/layers/init.hpp"
@@ -209,6 +210,67 @@ step_stats sequential::forward_backward(const float* params, const batch& b, flo
     stages_[i]->backward(params, x, acts_[i].data(), grads_[i].data(), dx, grad_sum, n);
   }
   return st;
+}
+
+const float* sequential::forward_prefix(const float* params, const float* x, std::size_t n,
+                                        std::size_t k) {
+  if (k > stages_.size())
+    throw input_error("model '" + kind_ + "': a prefix of " + std::to_string(k) + " of " +
+                      std::to_string(stages_.size()) + " layers");
+  acts_.resize(stages_.size());
+  const float* in = x;
+  for (std::size_t i = 0; i < k; ++i) {
+    acts_[i].resize(n * stages_[i]->out_size());
+    stages_[i]->forward(params, in, acts_[i].data(), n);
+    in = acts_[i].data();
+  }
+  return in;
+}
+
+void sequential::backward_prefix(const float* params, const float* x, std::size_t n, std::size_t k,
+                                 const float* d_out, float* grad_sum) {
+  if (k == 0) return;
+  if (k > stages_.size())
+    throw input_error("model '" + kind_ + "': a prefix of " + std::to_string(k) + " of " +
+                      std::to_string(stages_.size()) + " layers");
+  grads_.resize(stages_.size());
+  for (std::size_t i = 0; i < k; ++i) grads_[i].resize(n * stages_[i]->out_size());
+  // The stages may clobber their output gradient (the ReLU masks it in place): work on a copy.
+  std::copy_n(d_out, n * stages_[k - 1]->out_size(), grads_[k - 1].data());
+  for (std::size_t i = k; i-- > 0;) {
+    const float* in = i == 0 ? x : acts_[i - 1].data();
+    float* dx = i == 0 ? nullptr : grads_[i - 1].data();
+    stages_[i]->backward(params, in, acts_[i].data(), grads_[i].data(), dx, grad_sum, n);
+  }
+}
+
+std::vector<double> sequential::layer_seconds(const float* params, const batch& b,
+                                              float* grad_sum) {
+  const std::size_t n = b.size, L = stages_.size();
+  std::vector<double> out(L, 0.0);
+  if (n == 0 || L == 0) return out;
+  acts_.resize(L);
+  grads_.resize(L);
+  const float* in = b.x;
+  for (std::size_t i = 0; i < L; ++i) {
+    acts_[i].resize(n * stages_[i]->out_size());
+    grads_[i].resize(n * stages_[i]->out_size());
+    stopwatch sw;
+    stages_[i]->forward(params, in, acts_[i].data(), n);
+    out[i] += sw.seconds();
+    in = acts_[i].data();
+  }
+  stopwatch sw;
+  loss(in, b, 0, n, grads_.back().data());
+  out[L - 1] += sw.seconds();
+  for (std::size_t i = L; i-- > 0;) {
+    const float* x = i == 0 ? b.x : acts_[i - 1].data();
+    float* dx = i == 0 ? nullptr : grads_[i - 1].data();
+    stopwatch t;
+    stages_[i]->backward(params, x, acts_[i].data(), grads_[i].data(), dx, grad_sum, n);
+    out[i] += t.seconds();
+  }
+  return out;
 }
 
 step_stats sequential::evaluate(const float* params, const batch& b) {

@@ -55,6 +55,18 @@ class sequential final : public model {
   std::unique_ptr<model> clone() const override { return rebuild_(spec_); }
   const layer_program* program() const override { return &program_; }
 
+  // The first `k` layers only, for a device that runs the rest of the chain elsewhere (the cuda
+  // backend's layer split). forward_prefix returns the output of layer k - 1 (x when k is 0),
+  // valid until the next call. backward_prefix takes dLoss/d(that output) and overwrites the
+  // gradient slices of layers 0..k-1, leaving the others' untouched; it needs the activations of
+  // the forward_prefix just before it.
+  const float* forward_prefix(const float* params, const float* x, std::size_t n, std::size_t k);
+  void backward_prefix(const float* params, const float* x, std::size_t n, std::size_t k,
+                       const float* d_out, float* grad_sum);
+  // Seconds each layer took, forward and backward together, in one step over the batch (the
+  // layer split's cost model). Overwrites grad_sum.
+  std::vector<double> layer_seconds(const float* params, const batch& b, float* grad_sum);
+
   // evaluate() works through large batches in chunks of this many samples, bounding scratch.
   static constexpr std::size_t eval_chunk = 256;
 

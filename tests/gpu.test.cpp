@@ -61,6 +61,18 @@ TEST_CASE("one cuda worker and two cpu workers train the same model as one cpu w
   }
 }
 
+TEST_CASE("a GPU worker with its first layer on the CPU trains the same model too") {
+  if (!have_gpu()) return;
+  const std::string split =
+      "    - {name: gpu, device: cuda, count: 1, weight: 2.0, layer_split: 1}\n"
+      "    - {name: cpu, device: cpu, count: 2, threads: 1, weight: 1.0}\n";
+  const auto mixed = run(split, "{kind: adam, lr: 0.01}");
+  const auto solo = run(one_cpu, "{kind: adam, lr: 0.01}");
+  const double rel = relative_l2(*mixed.final_params, *solo.final_params);
+  MESSAGE("relative L2, layer split (1 layer on the CPU) + 2 cpu against 1 cpu: " << rel);
+  CHECK(rel < 1e-5);
+}
+
 TEST_CASE("the GPU running out of memory is an out-of-memory failure; the job goes on") {
   if (!have_gpu()) return;
   const auto base = run(gpu_and_cpus, "{kind: adam, lr: 0.01}");

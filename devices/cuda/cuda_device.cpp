@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "devices/cuda/gpu_faults.hpp"
 #include "devices/cuda/gpu_program.hpp"
+#include "devices/cuda/layer_split_device.hpp"
 #include "devices/cuda_info.hpp"
 #include "devices/sim_device.hpp"
 
@@ -75,6 +76,12 @@ std::unique_ptr<device> make_cuda_device(const device_spec& spec) {
   if (spec.ordinal < 0 || spec.ordinal >= gpus)
     throw input_error("device '" + spec.name + "': cuda device " + std::to_string(spec.ordinal) +
                       " is not visible (" + std::to_string(gpus) + " GPU(s) visible)");
+  if (spec.layer_split != -1) {
+    if (!spec.share_group.empty())
+      throw input_error("device '" + spec.name +
+                        "': a shared GPU runs whole models (no layer_split)");
+    return make_layer_split_device(spec);
+  }
   auto gpu = std::make_unique<cuda_device>(spec.name, spec.ordinal);
   if (spec.share_group.empty()) return gpu;
   // A shared GPU: the sim backend's share gate at slowdown 1 time-slices it between the jobs by

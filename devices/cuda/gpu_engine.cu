@@ -1,7 +1,10 @@
 #include "devices/cuda/gpu_engine.cuh"
 
+#include "core/clock.hpp"
+
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -169,6 +172,7 @@ engine::engine(const models::layer_program& p, const program_options& o)
   raw = buffer<float>(be, b, "losses");
   correct = buffer<float>(be, b, "correct flags");
   acc = buffer<double>(be, 2, "statistics");
+  if (o.input_grad) input_grad = buffer<float>(be, b * p_.input_size, "input gradients");
   std::size_t cnhw = 0, dcol = 0, ones = b;
   layers_.resize(p_.layers.size());
   for (std::size_t i = 0; i < p_.layers.size(); ++i) {
@@ -208,35 +212,37 @@ void engine::clear_stats() {
 }
 
 void engine::forward(std::size_t n) {
+  for (std::size_t i = 0; i < p_.layers.size(); ++i) forward_layer(i, n);
+}
+
+void engine::forward_layer(std::size_t i, std::size_t n) {
   using kind = models::layer_op::kind;
   const float* w = params.get();
-  for (std::size_t i = 0; i < p_.layers.size(); ++i) {
-    const auto& op = p_.layers[i];
-    const float* in = input_of(i);
-    float* y = layers_[i].act.get();
-    switch (op.op) {
-      case kind::dense:
-        // y[n,out] = x[n,in] W^T, W stored [out,in]
-        be.gemm_rm(false, true, n, op.out, op.in, in, op.in, w + op.weight, op.in, 0.0f, y, op.out);
-        be.each(n * op.out, kernels::bias_act{y, w + op.bias, op.out, op.relu});
-        break;
-      case kind::conv: {
-        const auto& s = op.conv;
-        const std::size_t hw = s.h * s.w, cols = n * hw;
-        float* col = layers_[i].col.get();
-        be.each(s.col_rows() * cols, kernels::im2col{col, in, s.c, s.h, s.w, s.k, n});
-        // t[cout, n*hw] = W[cout, c*k*k] col[c*k*k, n*hw]
-        be.gemm_rm(false, false, s.cout, cols, s.col_rows(), w + op.weight, s.col_rows(), col, cols,
-                   0.0f, cnhw_.get(), cols);
-        be.each(n * s.cout * hw,
-                kernels::cnhw_to_nchw{y, cnhw_.get(), w + op.bias, s.cout, hw, n, op.relu});
-        break;
-      }
-      case kind::maxpool2: {
-        const auto& s = op.conv;
-        be.each(n * op.out, kernels::maxpool2_forward{y, layers_[i].arg.get(), in, s.c, s.h, s.w});
-        break;
-      }
+  const auto& op = p_.layers[i];
+  const float* in = input_of(i);
+  float* y = layers_[i].act.get();
+  switch (op.op) {
+    case kind::dense:
+      // y[n,out] = x[n,in] W^T, W stored [out,in]
+      be.gemm_rm(false, true, n, op.out, op.in, in, op.in, w + op.weight, op.in, 0.0f, y, op.out);
+      be.each(n * op.out, kernels::bias_act{y, w + op.bias, op.out, op.relu});
+      break;
+    case kind::conv: {
+      const auto& s = op.conv;
+      const std::size_t hw = s.h * s.w, cols = n * hw;
+      float* col = layers_[i].col.get();
+      be.each(s.col_rows() * cols, kernels::im2col{col, in, s.c, s.h, s.w, s.k, n});
+      // t[cout, n*hw] = W[cout, c*k*k] col[c*k*k, n*hw]
+      be.gemm_rm(false, false, s.cout, cols, s.col_rows(), w + op.weight, s.col_rows(), col, cols,
+                 0.0f, cnhw_.get(), cols);
+      be.each(n * s.cout * hw,
+              kernels::cnhw_to_nchw{y, cnhw_.get(), w + op.bias, s.cout, hw, n, op.relu});
+      break;
+    }
+    case kind::maxpool2: {
+      const auto& s = op.conv;
+      be.each(n * op.out, kernels::maxpool2_forward{y, layers_[i].arg.get(), in, s.c, s.h, s.w});
+      break;
     }
   }
 }
@@ -254,53 +260,88 @@ void engine::loss(std::size_t n, bool with_grad, bool weighted) {
 }
 
 void engine::backward(std::size_t n) {
+  for (std::size_t i = p_.layers.size(); i-- > 0;) backward_layer(i, n);
+}
+
+void engine::backward_layer(std::size_t i, std::size_t n) {
   using kind = models::layer_op::kind;
   const float* w = params.get();
   float* g = grad.get();
-  for (std::size_t i = p_.layers.size(); i-- > 0;) {
-    const auto& op = p_.layers[i];
-    const float* in = input_of(i);
-    const float* y = layers_[i].act.get();
-    float* dy = layers_[i].grad.get();
-    float* dx = i == 0 ? nullptr : layers_[i - 1].grad.get();
-    switch (op.op) {
-      case kind::dense:
-        bias_grad(kernels::dense_bias_grad{dy, y, g + op.bias, n, op.out, op.relu});
-        // dW[out,in] = dy^T x
-        be.gemm_rm(true, false, op.out, op.in, n, dy, op.out, in, op.in, 0.0f, g + op.weight,
+  const auto& op = p_.layers[i];
+  const float* in = input_of(i);
+  const float* y = layers_[i].act.get();
+  float* dy = layers_[i].grad.get();
+  // The first layer's input gradient only when the layers before it run elsewhere.
+  float* dx = i > 0 ? layers_[i - 1].grad.get() : input_grad.get();
+  switch (op.op) {
+    case kind::dense:
+      bias_grad(kernels::dense_bias_grad{dy, y, g + op.bias, n, op.out, op.relu});
+      // dW[out,in] = dy^T x
+      be.gemm_rm(true, false, op.out, op.in, n, dy, op.out, in, op.in, 0.0f, g + op.weight, op.in);
+      // dX[n,in] = dy W
+      if (dx)
+        be.gemm_rm(false, false, n, op.in, op.out, dy, op.out, w + op.weight, op.in, 0.0f, dx,
                    op.in);
-        // dX[n,in] = dy W
-        if (dx)
-          be.gemm_rm(false, false, n, op.in, op.out, dy, op.out, w + op.weight, op.in, 0.0f, dx,
-                     op.in);
-        break;
-      case kind::conv: {
-        const auto& s = op.conv;
-        const std::size_t hw = s.h * s.w, cols = n * hw;
-        float* t = cnhw_.get();
-        be.each(n * s.cout * hw, kernels::nchw_to_cnhw{t, dy, y, s.cout, hw, n, op.relu});
-        // db[cout] = t[cout, cols] 1: t is column-major [cols, cout]
-        be.gemv_cm(true, cols, s.cout, t, cols, ones_.get(), g + op.bias);
-        // dW[cout, c*k*k] = t col^T
-        be.gemm_rm(false, true, s.cout, s.col_rows(), cols, t, cols, layers_[i].col.get(), cols,
-                   0.0f, g + op.weight, s.col_rows());
-        if (dx) {
-          // dcol[c*k*k, cols] = W^T t, then gathered back onto the input grid
-          be.gemm_rm(true, false, s.col_rows(), cols, s.cout, w + op.weight, s.col_rows(), t, cols,
-                     0.0f, dcol_.get(), cols);
-          be.each(n * s.in_size(), kernels::col2im{dx, dcol_.get(), s.c, s.h, s.w, s.k, n});
-        }
-        break;
+      break;
+    case kind::conv: {
+      const auto& s = op.conv;
+      const std::size_t hw = s.h * s.w, cols = n * hw;
+      float* t = cnhw_.get();
+      be.each(n * s.cout * hw, kernels::nchw_to_cnhw{t, dy, y, s.cout, hw, n, op.relu});
+      // db[cout] = t[cout, cols] 1: t is column-major [cols, cout]
+      be.gemv_cm(true, cols, s.cout, t, cols, ones_.get(), g + op.bias);
+      // dW[cout, c*k*k] = t col^T
+      be.gemm_rm(false, true, s.cout, s.col_rows(), cols, t, cols, layers_[i].col.get(), cols, 0.0f,
+                 g + op.weight, s.col_rows());
+      if (dx) {
+        // dcol[c*k*k, cols] = W^T t, then gathered back onto the input grid
+        be.gemm_rm(true, false, s.col_rows(), cols, s.cout, w + op.weight, s.col_rows(), t, cols,
+                   0.0f, dcol_.get(), cols);
+        be.each(n * s.in_size(), kernels::col2im{dx, dcol_.get(), s.c, s.h, s.w, s.k, n});
       }
-      case kind::maxpool2:
-        if (dx) {
-          be.zero(dx, n * op.in * sizeof(float));
-          be.each(n * op.out,
-                  kernels::maxpool2_backward{dx, dy, layers_[i].arg.get(), op.in, op.out});
-        }
-        break;
+      break;
     }
+    case kind::maxpool2:
+      if (dx) {
+        be.zero(dx, n * op.in * sizeof(float));
+        be.each(n * op.out,
+                kernels::maxpool2_backward{dx, dy, layers_[i].arg.get(), op.in, op.out});
+      }
+      break;
   }
+}
+
+std::vector<double> engine::layer_seconds(std::size_t n, bool weighted) {
+  const std::size_t L = p_.layers.size();
+  std::vector<double> out(L, 0.0);
+  // Each layer's forward, then (the loss with the last) its backward, timed apart: CUDA events
+  // on the stream, or the host's clock.
+  auto timed = [&](std::size_t i, const std::function<void()>& work) {
+    if (be.host()) {
+      stopwatch sw;
+      work();
+      out[i] += sw.seconds();
+      return;
+    }
+    cudaEvent_t a = nullptr, b = nullptr;
+    check(cudaEventCreate(&a), "cudaEventCreate");
+    check(cudaEventCreate(&b), "cudaEventCreate");
+    cudaEventRecord(a, be.stream());
+    work();
+    cudaEventRecord(b, be.stream());
+    const cudaError_t e = cudaEventSynchronize(b);
+    float ms = 0.0f;
+    if (e == cudaSuccess) cudaEventElapsedTime(&ms, a, b);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    check(e, "timing a layer");
+    out[i] += ms * 1e-3;
+  };
+  clear_stats();
+  for (std::size_t i = 0; i < L; ++i) timed(i, [&] { forward_layer(i, n); });
+  timed(L - 1, [&] { loss(n, true, weighted); });
+  for (std::size_t i = L; i-- > 0;) timed(i, [&] { backward_layer(i, n); });
+  return out;
 }
 
 void engine::bias_grad(const kernels::dense_bias_grad& k) {

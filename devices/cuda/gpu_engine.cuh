@@ -27,6 +27,11 @@ class engine {
   // their sums added to acc. weighted: the weights buffer holds per-sample weights.
   void loss(std::size_t n, bool with_grad, bool weighted);
   void backward(std::size_t n);
+  void forward_layer(std::size_t i, std::size_t n);
+  void backward_layer(std::size_t i, std::size_t n);
+  // Seconds each layer took, forward and backward (the loss with the last layer), over n rows
+  // already in x: the layer split's cost model. Synchronises after every layer.
+  std::vector<double> layer_seconds(std::size_t n, bool weighted);
   // Zeroes acc (loss sum, correct count).
   void clear_stats();
 
@@ -44,6 +49,7 @@ class engine {
   buffer<float> weights;        // max_batch
   buffer<float> raw, correct;   // per sample: the unweighted loss, 1 where the argmax is right
   buffer<double> acc;           // {loss sum, correct}
+  buffer<float> input_grad;     // max_batch * input_size, with program_options::input_grad
 
  private:
   struct layer_buffers {

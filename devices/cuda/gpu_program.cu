@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
+
+#include "core/clock.hpp"
 
 #include "devices/cuda/gpu_engine.cuh"
 
@@ -61,9 +64,22 @@ std::uint64_t key_of(std::uint64_t kind, std::size_t n, bool weighted) {
 
 // ---- program ----------------------------------------------------------------------------------
 
+models::layer_program slice(const models::layer_program& p, std::size_t first) {
+  if (first >= p.layers.size())
+    throw input_error("cuda backend: no layers from " + std::to_string(first) + " of " +
+                      std::to_string(p.layers.size()));
+  models::layer_program out = p;
+  out.layers.assign(p.layers.begin() + static_cast<std::ptrdiff_t>(first), p.layers.end());
+  out.input_size = out.layers.front().in;
+  return out;
+}
+
 program::program(const models::layer_program& p, const program_options& o)
     : layers_(p), options_(o) {
   check_program(p);
+  param_begin_ = p.param_count;
+  for (const auto& op : p.layers)
+    if (op.op != models::layer_op::kind::maxpool2) param_begin_ = std::min(param_begin_, op.weight);
   e_ = std::make_unique<engine>(p, o);
 }
 
@@ -80,11 +96,14 @@ void program::fit(std::size_t rows) {
   e_ = std::make_unique<engine>(layers_, o);
 }
 
-models::step_stats program::step(const float* params, const models::batch& b, float* grad_sum) {
+models::step_stats program::step(const float* params, const models::batch& b, float* grad_sum,
+                                 float* d_input) {
   e_->be.activate();
+  if (d_input && !options_.input_grad)
+    throw input_error("cuda backend: an input gradient from a program built without one");
   const std::size_t n = b.size;
   if (n == 0) {
-    std::fill(grad_sum, grad_sum + layers_.param_count, 0.0f);
+    std::fill(grad_sum + param_begin_, grad_sum + layers_.param_count, 0.0f);
     return {};
   }
   fit(n);
@@ -98,9 +117,47 @@ models::step_stats program::step(const float* params, const models::batch& b, fl
     e.loss(n, true, weighted);
     e.backward(n);
   });
-  e.be.to_host(grad_sum, e.grad.get(), layers_.param_count * sizeof(float));
+  e.be.to_host(grad_sum + param_begin_, e.grad.get() + param_begin_,
+               (layers_.param_count - param_begin_) * sizeof(float));
+  if (d_input) e.be.to_host(d_input, e.input_grad.get(), n * layers_.input_size * sizeof(float));
   if (b.sample_loss) e.be.to_host(b.sample_loss, e.raw.get(), n * sizeof(float));
   return read_stats(e, n);
+}
+
+std::vector<double> program::layer_seconds(const float* params, const models::batch& b) {
+  e_->be.activate();
+  fit(b.size);
+  engine& e = *e_;
+  e.be.to_device(e.params.get(), params, layers_.param_count * sizeof(float));
+  load_batch(e, b, 0, b.size);
+  e.be.synchronize("loading a batch to time");
+  auto out = e.layer_seconds(b.size, b.weights != nullptr);
+  e.clear_stats();
+  return out;
+}
+
+program::transfer_cost program::measure_transfers() {
+  e_->be.activate();
+  const backend& be = e_->be;
+  const std::size_t big = std::size_t{8} << 20;
+  std::vector<char> host(big, 1);
+  buffer<char> dev(be, big, "a transfer probe");
+  auto time_copy = [&](std::size_t bytes) {
+    double best = 1e30;
+    for (int rep = 0; rep < 3; ++rep) {
+      stopwatch sw;
+      be.to_device(dev.get(), host.data(), bytes);
+      be.to_host(host.data(), dev.get(), bytes);
+      be.synchronize("a transfer probe");
+      best = std::min(best, sw.seconds() / 2);
+    }
+    return best;
+  };
+  const double small = time_copy(4), large = time_copy(big);
+  transfer_cost c;
+  c.latency = small;
+  c.per_byte = std::max(0.0, large - small) / static_cast<double>(big);
+  return c;
 }
 
 models::step_stats program::evaluate(const float* params, const models::batch& b) {

@@ -29,9 +29,15 @@ struct program_options {
   int ordinal = 0;              // CUDA device index
   std::size_t max_batch = 256;  // rows per forward/backward; evaluation goes in chunks of this
   bool graphs = false;          // replay each batch size's step as one CUDA graph
+  bool input_grad = false;      // also compute dLoss/d(input): the layers before run elsewhere
 };
 
 class engine;
+
+// The layers from `first` on, as a program of their own: its input is layer first - 1's output,
+// its parameter offsets still index the whole model's buffer. Throws troupe::input_error when
+// first is past the last layer.
+models::layer_program slice(const models::layer_program& p, std::size_t first);
 class resident_state;
 
 class program {
@@ -45,13 +51,25 @@ class program {
   program& operator=(const program&) = delete;
 
   // As models::model::forward_backward: grad_sum gets the sum over the batch's samples. A batch
-  // larger than max_batch grows the buffers.
-  models::step_stats step(const float* params, const models::batch& b, float* grad_sum);
+  // larger than max_batch grows the buffers. Only the gradient of this program's layers is
+  // written (all of it for a whole model's program; see slice()). d_input, with
+  // program_options::input_grad: dLoss/d(the batch's rows), b.size x input_size floats.
+  models::step_stats step(const float* params, const models::batch& b, float* grad_sum,
+                          float* d_input = nullptr);
   models::step_stats evaluate(const float* params, const models::batch& b);
+  // Seconds each layer took, forward and backward, in one step over b (synchronised per layer).
+  std::vector<double> layer_seconds(const float* params, const models::batch& b);
+  // What a copy between the host and this program's device costs: seconds = latency +
+  // bytes * per_byte, measured now (a 4-byte and an 8 MiB copy each way).
+  struct transfer_cost {
+    double latency = 0.0, per_byte = 0.0;
+  };
+  transfer_cost measure_transfers();
 
  private:
   void fit(std::size_t rows);
   models::layer_program layers_;
+  std::size_t param_begin_ = 0;  // the first parameter of these layers
   program_options options_;
   std::unique_ptr<engine> e_;
 };

@@ -1,0 +1,106 @@
+// The layer split device against the CPU model, with the GPU part on the host target (the same
+// kernels as loops), so it runs everywhere: every cut trains the same gradient, and `auto`
+// decides from what it measured and says so.
+#include <doctest/doctest.h>
+
+#ifdef TROUPE_HAVE_CUDA
+#include <cmath>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "devices/cuda/layer_split_device.hpp"
+#include "devices/cuda_info.hpp"
+#include "models/model.hpp"
+
+using namespace troupe;
+
+namespace {
+
+double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0.0, n = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    d += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+    n += static_cast<double>(b[i]) * b[i];
+  }
+  return std::sqrt(d / n);
+}
+
+struct setup {
+  std::unique_ptr<models::model> model;
+  std::vector<float> params, x;
+  std::vector<std::int32_t> labels;
+  models::batch b;
+  setup(const std::string& kind, std::vector<std::size_t> shape, std::vector<std::size_t> hidden,
+        std::size_t n) {
+    models::model_spec spec;
+    spec.kind = kind;
+    spec.input_shape = std::move(shape);
+    spec.hidden = std::move(hidden);
+    model = models::make_model(spec);
+    params.resize(model->param_count());
+    rng r(5);
+    model->init_params(params.data(), r);
+    x.resize(n * spec.input_size());
+    for (auto& v : x) v = static_cast<float>(r.uniform());
+    labels.resize(n);
+    for (auto& l : labels) l = static_cast<std::int32_t>(r.below(10));
+    b.x = x.data();
+    b.labels = labels.data();
+    b.size = n;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("every cut of the CNN trains the CPU model's gradient") {
+  setup s("cnn", {1, 8, 8}, {3, 4, 12}, 6);  // conv, pool, conv, pool, dense, dense
+  std::vector<float> want(s.params.size());
+  const auto cpu = s.model->forward_backward(s.params.data(), s.b, want.data());
+  const std::size_t L = s.model->program()->layers.size();
+  REQUIRE(L == 6);
+  // The host target everywhere, the GPU too where there is one.
+  std::vector<bool> host_only{true};
+  if (devices::cuda_device_count() > 0) host_only.push_back(false);
+  for (bool host : host_only)
+    for (std::size_t k = 0; k <= L; ++k) {
+      CAPTURE(k);
+      CAPTURE(host);
+      devices::device_spec spec;
+      spec.name = "gpu/0";
+      spec.layer_split = static_cast<int>(k);
+      auto dev = devices::make_layer_split_device(spec, host);
+      auto m = s.model->clone();
+      std::vector<float> got(s.params.size(), 123.0f);  // every slice must be overwritten
+      for (int rep = 0; rep < 2; ++rep) {               // the first step also measures
+        const auto st = dev->run_step(*m, s.params.data(), s.b, got.data());
+        CHECK(st.correct == cpu.correct);
+        CHECK(st.loss_sum == doctest::Approx(cpu.loss_sum).epsilon(1e-5));
+        CHECK(rel_l2(got, want) < 1e-5);
+      }
+      CHECK(dev->placement().find(k == 0   ? "whole model on the GPU: "
+                                  : k == L ? "whole model on the CPU: "
+                                           : "cut after ") != std::string::npos);
+    }
+}
+
+TEST_CASE("auto cuts where the measured model says, and lists every cut") {
+  setup s("mlp", {30}, {16, 8}, 5);
+  devices::device_spec spec;
+  spec.name = "gpu/0";
+  spec.layer_split = -2;
+  auto dev = devices::make_layer_split_device(spec, true);
+  std::vector<float> got(s.params.size()), want(s.params.size());
+  s.model->forward_backward(s.params.data(), s.b, want.data());
+  dev->run_step(*s.model->clone(), s.params.data(), s.b, got.data());
+  CHECK(rel_l2(got, want) < 1e-5);
+  const auto text = dev->placement();
+  MESSAGE(text);
+  CHECK(text.find("predicted") != std::string::npos);
+  CHECK(text.find("(forced") == std::string::npos);  // auto takes the model's best
+  CHECK(text.find("whole model on the CPU") != std::string::npos);
+  CHECK(text.find("whole model on the GPU") != std::string::npos);
+}
+#else
+TEST_CASE("layer split device: skipped, the CUDA sources are not built without nvcc" *
+          doctest::skip(true)) {}
+#endif
