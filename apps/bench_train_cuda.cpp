@@ -53,11 +53,12 @@ train_result train_on_gpu(const models::model& m, const models::optimizer_spec& 
     r.samples += stats.samples;
     r.steps += sizes.size();
     ++r.epochs_done;
-    std::fprintf(stderr, "epoch %lld: train loss %.4f, %.0f samples/s, %.1f us/step\n",
+    std::fprintf(stderr,
+                 "epoch %lld: train loss %.4f, %.0f samples/s so far, %.1f us a step this epoch\n",
                  static_cast<long long>(e + 1),
                  stats.samples ? stats.loss_sum / static_cast<double>(stats.samples) : 0.0,
                  static_cast<double>(r.samples) / std::max(r.train_seconds, 1e-9),
-                 1e6 * r.train_seconds / static_cast<double>(r.steps));
+                 1e6 * epoch_s / static_cast<double>(sizes.size()));
   }
   if (!later_epochs_us.empty()) r.steady_step_us = median(later_epochs_us);
   r.test = trainer.evaluate(test.x.data(), test.labels.data(), test.n);

@@ -5,25 +5,17 @@
 #include <string>
 
 #include "core/config_load.hpp"
+#include "core/config_testing.hpp"
 #include "core/error.hpp"
 
 using namespace troupe::config;
+using troupe::config::testing::error_of;
 
 namespace {
 
 std::string config(const std::string& group_line, const std::string& data = "") {
   return "cluster:\n  groups:\n    - {name: cpu, device: cpu, count: 2}\n" + group_line +
          "jobs:\n  - name: a\n    data: {dataset: synthetic" + data + "}\n    batch: 32\n";
-}
-
-std::string error_of(const std::string& yaml) {
-  try {
-    parse_config(yaml, "bad.yaml");
-  } catch (const troupe::input_error& e) {
-    return e.what();
-  }
-  FAIL("expected an input_error for:\n" << yaml);
-  return {};
 }
 
 void has(const std::string& msg, const std::string& part) {

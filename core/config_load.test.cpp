@@ -1,4 +1,5 @@
 #include "core/config_load.hpp"
+#include "core/config_testing.hpp"
 #include "core/job_rules.hpp"
 
 #include <doctest/doctest.h>
@@ -11,6 +12,7 @@
 #include "core/error.hpp"
 
 using namespace troupe::config;
+using troupe::config::testing::error_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -36,17 +38,6 @@ std::string data_with(const std::string& lines) {
   std::string s = base;
   s.insert(s.find("    batch: 32"), lines);
   return s;
-}
-
-// The input_error message of parsing `yaml` as "bad.yaml"; fails the test when it parses.
-std::string error_of(const std::string& yaml, const std::vector<std::string>& sets = {}) {
-  try {
-    parse_config(yaml, "bad.yaml", sets);
-  } catch (const troupe::input_error& e) {
-    return e.what();
-  }
-  FAIL("expected an input_error for:\n" << yaml);
-  return {};
 }
 
 // File, line and key path, then the explanation.

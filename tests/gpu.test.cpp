@@ -73,31 +73,32 @@ TEST_CASE("a GPU worker with its first layer on the CPU trains the same model to
   CHECK(rel < 1e-5);
 }
 
-TEST_CASE("the GPU running out of memory is an out-of-memory failure; the job goes on") {
-  if (!have_gpu()) return;
-  const auto base = run(gpu_and_cpus, "{kind: adam, lr: 0.01}");
-  const auto r = run(gpu_and_cpus, "{kind: adam, lr: 0.01}",
-                     "      - {step: 20, action: oom, target: gpu/0}\n");
-  MESSAGE(classes(r));
-  CHECK(r.faults.injected == 1);
-  CHECK(r.faults.failures_by_class.at("out-of-memory") == 1);
-  CHECK(r.faults.migrations == 1);
-  CHECK(r.faults.lost_steps == 0);
-  CHECK(relative_l2(*r.final_params, *base.final_params) < 1e-5);
-}
+namespace {
 
-TEST_CASE("a refused kernel launch is a device-error failure; the job finishes on the CPUs") {
-  if (!have_gpu()) return;
+// A GPU failure at step 20: one failure of `cls`, the worker migrated, the model unchanged.
+void check_failover(const std::string& action, const std::string& cls) {
   const auto base = run(gpu_and_cpus, "{kind: adam, lr: 0.01}");
   const auto r = run(gpu_and_cpus, "{kind: adam, lr: 0.01}",
-                     "      - {step: 20, action: device-error, target: gpu/0}\n");
+                     "      - {step: 20, action: " + action + ", target: gpu/0}\n");
   MESSAGE(classes(r));
   CHECK(r.faults.injected == 1);
-  CHECK(r.faults.failures_by_class.at("device-error") == 1);
+  CHECK(r.faults.failures_by_class.at(cls) == 1);
   CHECK(r.faults.migrations == 1);
   CHECK(r.faults.lost_steps == 0);
   CHECK(relative_l2(*r.final_params, *base.final_params) < 1e-5);
   // The GPU did the first 20 steps, then none.
   CHECK(r.workers[0].steps >= 20);
   CHECK(r.workers[0].steps < 60);
+}
+
+}  // namespace
+
+TEST_CASE("the GPU running out of memory is an out-of-memory failure; the job goes on") {
+  if (!have_gpu()) return;
+  check_failover("oom", "out-of-memory");
+}
+
+TEST_CASE("a refused kernel launch is a device-error failure; the job finishes on the CPUs") {
+  if (!have_gpu()) return;
+  check_failover("device-error", "device-error");
 }

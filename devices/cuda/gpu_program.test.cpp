@@ -9,23 +9,16 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "devices/cuda/gpu_program.hpp"
+#include "devices/cuda/gpu_test_support.hpp"
 #include "devices/cuda_info.hpp"
 #include "models/model.hpp"
 #include "models/optimizer.hpp"
 
 using namespace troupe;
 using troupe::devices::gpu::target;
+using troupe::devices::gpu::testing::relative_l2;
 
 namespace {
-
-double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  double d = 0.0, n = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    d += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
-    n += static_cast<double>(b[i]) * b[i];
-  }
-  return std::sqrt(d / std::max(n, 1e-30));
-}
 
 struct fixture {
   models::model_spec spec;
@@ -82,7 +75,7 @@ void same_step(fixture& f, std::size_t n, std::size_t max_batch) {
     CHECK(gpu.samples == cpu.samples);
     CHECK(gpu.correct == cpu.correct);
     CHECK(gpu.loss_sum == doctest::Approx(cpu.loss_sum).epsilon(1e-5));
-    CHECK(rel_l2(got, want) < 1e-5);
+    CHECK(relative_l2(got, want) < 1e-5);
     const auto ev = p.evaluate(f.params.data(), f.batch(n));
     const auto cev = f.model->evaluate(f.params.data(), f.batch(n));
     CHECK(ev.correct == cev.correct);
@@ -167,7 +160,7 @@ TEST_CASE("resident trainer: steps on the device follow the CPU's optimizer, ste
       CHECK(st.loss_sum == doctest::Approx(cpu_loss).epsilon(1e-4));
       std::vector<float> got(want.size());
       tr.get_params(got.data());
-      CHECK(rel_l2(got, want) < 1e-5);
+      CHECK(relative_l2(got, want) < 1e-5);
       CHECK_THROWS_AS(tr.step(16), troupe::input_error);  // the order is used up
     }
   }

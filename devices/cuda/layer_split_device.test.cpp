@@ -8,22 +8,15 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "devices/cuda/gpu_test_support.hpp"
 #include "devices/cuda/layer_split_device.hpp"
 #include "devices/cuda_info.hpp"
 #include "models/model.hpp"
 
 using namespace troupe;
+using troupe::devices::gpu::testing::relative_l2;
 
 namespace {
-
-double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  double d = 0.0, n = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    d += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
-    n += static_cast<double>(b[i]) * b[i];
-  }
-  return std::sqrt(d / n);
-}
 
 struct setup {
   std::unique_ptr<models::model> model;
@@ -75,7 +68,7 @@ TEST_CASE("every cut of the CNN trains the CPU model's gradient") {
         const auto st = dev->run_step(*m, s.params.data(), s.b, got.data());
         CHECK(st.correct == cpu.correct);
         CHECK(st.loss_sum == doctest::Approx(cpu.loss_sum).epsilon(1e-5));
-        CHECK(rel_l2(got, want) < 1e-5);
+        CHECK(relative_l2(got, want) < 1e-5);
       }
       CHECK(dev->placement().find(k == 0   ? "whole model on the GPU: "
                                   : k == L ? "whole model on the CPU: "
@@ -92,7 +85,7 @@ TEST_CASE("auto cuts where the measured model says, and lists every cut") {
   std::vector<float> got(s.params.size()), want(s.params.size());
   s.model->forward_backward(s.params.data(), s.b, want.data());
   dev->run_step(*s.model->clone(), s.params.data(), s.b, got.data());
-  CHECK(rel_l2(got, want) < 1e-5);
+  CHECK(relative_l2(got, want) < 1e-5);
   const auto text = dev->placement();
   MESSAGE(text);
   CHECK(text.find("predicted") != std::string::npos);
