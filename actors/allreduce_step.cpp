@@ -238,20 +238,39 @@ void job_allreduce::abort(const std::string& reason) {
 }
 
 void job_allreduce::publish(std::int64_t version) {
+  // Rank 0's replica is the job's own copy (evaluation, checkpoints, the report read it): while
+  // rank 0 is out of the membership (failed), it follows the first member's. The members are
+  // idle here: the step is applied everywhere.
+  if (session_ && !session_->index_of.empty() && session_->index_of[0] < 0 && replicas_[0])
+    for (std::size_t r = 1; r < session_->index_of.size() && r < replicas_.size(); ++r)
+      if (session_->index_of[r] >= 0 && replicas_[r]) {
+        replicas_[0]->values = replicas_[r]->values;
+        break;
+      }
   for (auto& r : replicas_)
     if (r) r->version.store(version);
 }
 
+// The members of the last generation must agree; a rank out of it (failed, or still joining)
+// keeps the replica it had, which the next join overwrites.
 std::string job_allreduce::check_replicas() const {
-  if (replicas_.empty() || !replicas_[0]) return {};
-  const auto& ref = replicas_[0]->values;
+  auto member = [&](std::size_t r) {
+    return r < replicas_.size() && replicas_[r] &&
+           (!session_ || (r < session_->index_of.size() && session_->index_of[r] >= 0));
+  };
+  std::size_t first = 0;
+  while (first < replicas_.size() && !member(first)) ++first;
+  if (first >= replicas_.size()) return {};
+  const auto& ref = replicas_[first]->values;
   const auto h0 = fnv1a64(ref.data(), ref.size() * sizeof(float));
-  for (std::size_t r = 1; r < replicas_.size(); ++r) {
+  for (std::size_t r = first + 1; r < replicas_.size(); ++r) {
+    if (!member(r)) continue;
     const auto& v = replicas_[r]->values;
     const auto h = fnv1a64(v.data(), v.size() * sizeof(float));
     if (h != h0)
-      return "parameter replica of rank " + std::to_string(r) + " differs from rank 0 (fnv1a64 " +
-             std::to_string(h) + " vs " + std::to_string(h0) + ")";
+      return "parameter replica of rank " + std::to_string(r) + " differs from rank " +
+             std::to_string(first) + " (fnv1a64 " + std::to_string(h) + " vs " +
+             std::to_string(h0) + ")";
   }
   return {};
 }

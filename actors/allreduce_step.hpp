@@ -106,6 +106,12 @@ struct allreduce_session {
   bool process_ring = false;
   std::shared_ptr<collectives::abort_signal> abort = std::make_shared<collectives::abort_signal>();
   std::shared_ptr<step_reducer> reducer;
+  // A step after a member failed mid-step: what each member contributes instead of its own last
+  // slice, by member index: the sum of the slices it computed (a survivor also computed the
+  // failed member's slices), and member 0 also those a member computed before it left. Empty:
+  // every member contributes its own buffer (every step without a failure).
+  std::vector<std::shared_ptr<const std::vector<float>>> contribution;
+  std::vector<std::int64_t> contribution_samples;
 };
 
 // A worker's optimizer replica (replicated form) or its local moments (distributed form).

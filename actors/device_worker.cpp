@@ -340,6 +340,14 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         auto rs = replica_step_of(st, cmd);
         if (!member_index(st, *session, rs)) return;
         rs.total_samples = cmd.total_samples;
+        // After a member failed mid-step the job says what this member contributes (the sum of
+        // the slices it computed, perhaps with the failed member's).
+        if (!session->contribution.empty()) {
+          const auto& c = session->contribution.at(static_cast<std::size_t>(rs.rank));
+          rs.contributed = c != nullptr;
+          if (c) rs.grad = c->data();
+          rs.samples = c ? session->contribution_samples.at(static_cast<std::size_t>(rs.rank)) : 0;
+        }
         double grad_sq = 0.0;
         std::optional<agent_part> part;
         if (st.in_agent) {

@@ -128,7 +128,8 @@ std::optional<std::string> on_worker_down(job_self self, const msg::worker_down&
   if (m.job != st.gate.job() || m.rank < 0 || static_cast<std::size_t>(m.rank) >= st.workers.size())
     return std::nullopt;
   note_detection(self, static_cast<std::size_t>(m.rank));
-  if (m.bad_input || m.action == failure_policy::fail_job || !st.sync->survives_member_loss())
+  if (m.bad_input || m.action == failure_policy::fail_job || !st.sync->survives_member_loss() ||
+      (st.pending_applied > 0 && !st.sync->survives_loss_while_reducing()))
     return unhandled_failure(self, m);
   // A failure ends the leave-out trial: the members it set aside come back (they join at the
   // next boundary, or at once when nobody else is left).

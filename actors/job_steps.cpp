@@ -188,10 +188,17 @@ void reduce(job_self self) {
   round.cmd.step = st.step;
   round.cmd.total_samples = static_cast<std::int64_t>(st.step_stats.samples);
   auto set = std::make_shared<msg::grad_set>();
+  std::int64_t previous = 0;
   for (const auto& [offset, res] : st.mem.results()) {
     round.cmd.ranks.push_back(res.rank);
     set->push_back(res.grad);
+    // The slices tile the step's samples in offset order: each one's count is the distance to
+    // the next (the last one's, to the step's total).
+    if (!round.samples.empty()) round.samples.back() = offset - previous;
+    round.samples.push_back(0);
+    previous = offset;
   }
+  if (!round.samples.empty()) round.samples.back() = round.cmd.total_samples - previous;
   st.reduce_generation = st.gate.generation();
   round.grads = msg::local_ref<msg::grad_set>{std::move(set)};
   std::vector<caf::actor> actors;
@@ -234,7 +241,9 @@ bool held_below_min_devices(job_self self) {
   const auto& elastic = st.launch.cfg.elastic;
   if (!elastic) return false;
   int members = 0;
-  for (std::size_t r = 0; r < st.workers.size(); ++r) members += st.mem.is_member(r) ? 1 : 0;
+  // A member the leave-out trial set aside is healthy and present: it counts.
+  for (std::size_t r = 0; r < st.workers.size(); ++r)
+    members += st.mem.is_member(r) || st.mem.status(r) == member_status::set_aside ? 1 : 0;
   const std::string count = std::to_string(members) + " of min_devices " +
                             std::to_string(elastic->min_devices) + " members";
   if (members >= elastic->min_devices) {

@@ -25,8 +25,10 @@
 //   end            the job ends: stop or abort what the mode started; a reason when a completed
 //                  run is inconsistent
 // Member loss and checkpoints are only supported where the mode says so (survives_member_loss,
-// checkpoints): allreduce and local fail the job on a lost member; the distributed optimizer
-// form takes no checkpoints.
+// checkpoints): allreduce survives a member lost while the step computes, in one process and with
+// the replicated optimizer (the survivors compute its slices and contribute them at the
+// reduction); local, a process ring and a loss during the reduction fail the job; the
+// distributed optimizer form takes no checkpoints.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -61,6 +63,7 @@ class job_stats;
 struct reduce_round {
   msg::reduce_cmd cmd;                               // stamped with the job's generation
   msg::local_ref<msg::grad_set> grads;               // the slices' sums in offset order
+  std::vector<std::int64_t> samples;                 // each slice's samples, the same order
   const std::vector<caf::actor>* workers = nullptr;  // by rank
   bool last = false;                                 // the job stops after this step
 };
@@ -89,6 +92,9 @@ class job_sync {
   // May the job stop on max_seconds after the step just applied?
   virtual bool may_stop_on_time() const { return true; }
   virtual bool survives_member_loss() const { return false; }
+  // Also while the members reduce (after reduce, before every `applied`)? allreduce: no, the
+  // survivors wait in the collective for the lost member's part.
+  virtual bool survives_loss_while_reducing() const { return survives_member_loss(); }
   virtual bool checkpoints() const { return false; }
   // May a due checkpoint be taken at this step boundary? (local: only right after an average,
   // when every replica holds the same parameters; a due capture waits for the next one.)

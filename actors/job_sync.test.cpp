@@ -53,7 +53,14 @@ TEST_CASE("allreduce: a replica per rank, published together, checked at the end
   CHECK(r0 == store);
   REQUIRE(r1 != store);
   CHECK(r1->values == store->values);
-  CHECK_FALSE(s->survives_member_loss());
+  // A member lost while the step computes: the survivors take its slices (replicated form, no
+  // replica in an agent); not while the members reduce.
+  CHECK(s->survives_member_loss());
+  CHECK_FALSE(s->survives_loss_while_reducing());
+  auto distributed_loss = job();
+  distributed_loss.optimizer.form = optimizer_form::distributed;
+  CHECK_FALSE(make_allreduce_sync(distributed_loss, 30.0)->survives_member_loss());
+  CHECK_FALSE(make_local_sync(job(2), 30.0)->survives_member_loss());
   // Replicas are equal after a step: one member's copy is a checkpoint (replicated form only).
   CHECK(s->checkpoints());
   auto distributed = job();

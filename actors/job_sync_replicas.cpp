@@ -61,11 +61,24 @@ class allreduce_sync : public job_sync {
   void open_generation(caf::event_based_actor*, msg::job_id job, msg::generation_id generation,
                        const generation_members& m, bool) override {
     replicas_.open_generation(job, generation, m.member, m.in_agent);
+    in_agents_ = false;
+    for (std::size_t r = 0; r < m.member.size() && r < m.in_agent.size(); ++r)
+      in_agents_ = in_agents_ || (m.member[r] && m.in_agent[r]);
   }
+
+  // A member lost while the step computes: the others compute its slices (membership), and
+  // regroup() makes each contribute what it computed. Not through a process ring (the agents
+  // hold their gradients), not with the distributed optimizer (a member's moments are its own,
+  // so a restarted one cannot be brought back to the others'), not while the members reduce.
+  bool survives_member_loss() const override {
+    return cfg_.optimizer.form == optimizer_form::replicated && !in_agents_;
+  }
+  bool survives_loss_while_reducing() const override { return false; }
 
   int reduce(caf::event_based_actor* self, const reduce_round& round) override {
     // Every member reduces, one without samples this step too (replicas stay equal).
-    const msg::local_ref<allreduce_session> session{replicas_.session()};
+    msg::local_ref<allreduce_session> session{replicas_.session()};
+    if (auto regrouped = regroup(*replicas_.session(), round)) session.ptr = std::move(regrouped);
     members_ = members_of(*round.workers);
     for (const auto& w : members_) self->send(w, round.cmd, session);
     return static_cast<int>(members_.size());
@@ -132,7 +145,48 @@ class allreduce_sync : public job_sync {
     r.sync.process_ring = g;
   }
 
+  // The step's slices were not one a member (a member computed two, or a member that computed
+  // one left): a copy of the session that says what each member contributes, the sums of its
+  // slices in offset order (the failed member's completed ones go to member 0). Null otherwise.
+  static std::shared_ptr<const allreduce_session> regroup(const allreduce_session& s,
+                                                          const reduce_round& round) {
+    if (s.members <= 0 || s.process_ring || !round.grads) return nullptr;
+    const auto& ranks = round.cmd.ranks;
+    const auto& grads = *round.grads;
+    if (grads.size() != ranks.size() || round.samples.size() != ranks.size()) return nullptr;
+    std::vector<std::vector<std::size_t>> slices(static_cast<std::size_t>(s.members));
+    bool needed = false;
+    for (std::size_t k = 0; k < ranks.size(); ++k) {
+      const auto r = static_cast<std::size_t>(ranks[k]);
+      int idx = r < s.index_of.size() ? s.index_of[r] : -1;
+      if (idx < 0) {
+        idx = 0;
+        needed = true;
+      }
+      auto& mine = slices[static_cast<std::size_t>(idx)];
+      mine.push_back(k);
+      needed = needed || mine.size() > 1;
+    }
+    if (!needed) return nullptr;
+    auto out = std::make_shared<allreduce_session>(s);
+    out->contribution.assign(slices.size(), nullptr);
+    out->contribution_samples.assign(slices.size(), 0);
+    for (std::size_t m = 0; m < slices.size(); ++m) {
+      if (slices[m].empty()) continue;
+      auto sum = std::make_shared<std::vector<float>>(*grads[slices[m][0]]);
+      out->contribution_samples[m] = round.samples[slices[m][0]];
+      for (std::size_t j = 1; j < slices[m].size(); ++j) {
+        const auto& g = *grads[slices[m][j]];
+        for (std::size_t i = 0; i < sum->size() && i < g.size(); ++i) (*sum)[i] += g[i];
+        out->contribution_samples[m] += round.samples[slices[m][j]];
+      }
+      out->contribution[m] = std::move(sum);
+    }
+    return out;
+  }
+
   config::job_config cfg_;
+  bool in_agents_ = false;  // a member of the generation has its replica in an agent
   job_allreduce replicas_;
   std::vector<caf::actor> members_;  // the last step's
   std::shared_ptr<const models::optimizer_state> resume_optimizer_;
@@ -173,6 +227,7 @@ class local_sgd_sync final : public allreduce_sync {
   // Each replica's optimizer stepped on its own gradients: none stands for a joining rank's.
   std::shared_ptr<replica_optimizer> optimizer_for(std::size_t) override { return nullptr; }
   bool bring_up_to_date(std::size_t, std::size_t) override { return false; }
+  bool survives_member_loss() const override { return false; }
 
   // Stop on time only after an average: the step deciding it saw the time was up.
   bool may_stop_on_time() const override { return averaging_; }

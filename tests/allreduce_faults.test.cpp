@@ -1,0 +1,71 @@
+// `sync: allreduce` losing a member while a step computes: the survivors compute its slices and
+// contribute them at the reduction (each member the sum of the slices it computed), so no step
+// is lost and the run trains the model the fault-free run trains, whether the lost worker is
+// restarted (it rejoins at a step boundary with a member's replica and optimizer state) or
+// migrated away. The end-of-run replica check is part of `completed`.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "tests/run_support.hpp"
+
+namespace {
+
+using troupe::testing::relative_l2;
+
+troupe::job_report run(const std::string& faults) {
+  return troupe::testing::run_one(
+      troupe::testing::small_mlp_config("arf", troupe::testing::three_workers,
+                                        "{kind: adam, lr: 0.01}", "{mode: allreduce}", 50, faults),
+      "allreduce_faults.yaml", 50);
+}
+
+const troupe::job_report& baseline() {
+  static const troupe::job_report r = run("");
+  return r;
+}
+
+void check_same_model(const troupe::job_report& r) {
+  CHECK(r.faults.lost_steps == 0);
+  const double rel = relative_l2(*r.final_params, *baseline().final_params);
+  MESSAGE("relative L2 to the run without faults: " << rel);
+  CHECK(rel < 1e-5);
+  std::int64_t samples = 0;
+  for (const auto& w : r.workers) samples += w.samples;
+  // Every sample of every step, once: 2000 training samples in steps of 96 are 20 full steps and
+  // one of 80 a pass, so 50 steps cross two pass ends.
+  CHECK(samples == 48 * 96 + 2 * 80);
+}
+
+}  // namespace
+
+TEST_CASE("allreduce: a worker killed mid-run is restarted, and the model is the fault-free one") {
+  REQUIRE(baseline().faults.failures == 0);
+  const auto r = run("      - {step: 20, action: kill, target: cpu/1}\n");
+  CHECK(r.faults.injected == 1);
+  CHECK(r.faults.failures_by_class.at("crash") == 1);
+  CHECK(r.faults.restarts >= 1);
+  CHECK(r.workers[1].steps >= 20);
+  check_same_model(r);
+}
+
+TEST_CASE("allreduce: a worker migrated away mid-run leaves the others the same model") {
+  const auto r =
+      run("      - {step: 20, action: kill, target: slow/0}\n"
+          "    supervision: {crash: migrate}\n");
+  CHECK(r.faults.failures_by_class.at("crash") == 1);
+  CHECK(r.faults.migrations == 1);
+  CHECK(r.workers[2].steps == 20);  // steps 0-19, then gone
+  check_same_model(r);
+}
+
+TEST_CASE("allreduce: rank 0 migrated away: the job's copy of the parameters follows the members") {
+  // Rank 0's replica is what evaluation, checkpoints and the report read.
+  const auto r =
+      run("      - {step: 10, action: kill, target: cpu/0}\n"
+          "    supervision: {crash: migrate}\n");
+  CHECK(r.faults.migrations == 1);
+  CHECK(r.workers[0].steps == 10);
+  check_same_model(r);
+  CHECK(r.test_loss == doctest::Approx(baseline().test_loss).epsilon(1e-4));
+}
