@@ -26,12 +26,18 @@ bool admit_drain(job_self self, const msg::drain& m) {
   return m.interrupt ? m.job == self->state.gate.job() : self->state.gate.admit(m);
 }
 
+// The time the job spent in steps, all of them together, and how it divides.
 void log_step_time(job_self self) {
-  const auto& c = self->state.clock;
-  char buf[200];
+  const auto& st = self->state;
+  const auto& c = st.clock;
+  const auto steps = st.step - st.ckpt.resumed_from.value_or(0);
+  char buf[240];
   std::snprintf(buf, sizeof buf,
-                "step time %.3f s: compute phase %.3f s, reduce+apply %.3f s, other %.3f s",
-                c.step_seconds_total, c.compute_phase_seconds, c.reduce_phase_seconds,
+                "time in steps %.3f s over %lld steps (%.3f ms a step): compute phase %.3f s, "
+                "reduce+apply %.3f s, other %.3f s",
+                c.step_seconds_total, static_cast<long long>(steps),
+                steps > 0 ? 1e3 * c.step_seconds_total / static_cast<double>(steps) : 0.0,
+                c.compute_phase_seconds, c.reduce_phase_seconds,
                 c.step_seconds_total - c.compute_phase_seconds - c.reduce_phase_seconds);
   log(self, buf);
 }
