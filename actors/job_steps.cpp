@@ -318,16 +318,18 @@ void start_running(job_self self) {
   upd.weights = st.weights;
   self->send(st.distributor, upd);
   if (st.launch.cfg.data.split == split_kind::adaptive) start_rebalancer(self);
-  // The leave-out trial needs its two windows and a margin before the job ends.
+  st.sync->open_generation(self, st.gate.job(), st.gate.generation(), generation_of(self), true);
+  // The leave-out trial: where a member can leave the steps and come back (ps; allreduce with
+  // the replicated optimizer in this process; not local, whose replicas are each their own),
+  // with its two windows and a margin before the job ends.
   const auto& cfg = st.launch.cfg;
   policies::leave_out_options lo;
   if (cfg.data.split == split_kind::adaptive && cfg.data.leave_out &&
-      cfg.sync.mode == sync_mode::ps && !cfg.deterministic && st.workers.size() > 1 &&
-      st.steps_total - st.step > lo.first_step + 2 * lo.window + 10) {
+      cfg.sync.mode != sync_mode::local && st.sync->survives_member_loss() && !cfg.deterministic &&
+      st.workers.size() > 1 && st.steps_total - st.step > lo.first_step + 2 * lo.window + 10) {
     lo.first_step += st.step;  // a resumed job settles again first
     st.leave_out.emplace(lo, st.workers.size());
   }
-  st.sync->open_generation(self, st.gate.job(), st.gate.generation(), generation_of(self), true);
   take_waiting_groups(self);
   st.clock.train_t0 = steady::now();
   // A resumed job starts at its checkpoint's step (which may already be the last).
