@@ -21,6 +21,19 @@
 
 namespace troupe::testing {
 
+// Polls `done` every 10 ms until it holds (true) or `seconds` have passed (false): every wait of
+// a multi-process test has a deadline, generous enough for a loaded machine, and is not a check
+// of speed.
+template <class Predicate>
+bool wait_until(double seconds, Predicate done) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 class troupe_process {
  public:
   // Starts `[prefix...] troupe args...` (prefix: e.g. `ip netns exec NS`, which execs troupe in
@@ -63,16 +76,12 @@ class troupe_process {
 
   // The exit code (-1: killed by a signal), or nothing when it runs on after `seconds`.
   std::optional<int> wait_for_exit(double seconds) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (!code_ && pid_ > 0) {
+    wait_until(seconds, [&] {
       int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      if (!code_ && pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_)
         code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        break;
-      }
-      if (std::chrono::steady_clock::now() > end) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+      return code_.has_value() || pid_ <= 0;
+    });
     return code_;
   }
 
@@ -82,12 +91,7 @@ class troupe_process {
   // Waits until stdout and stderr together hold `text` at least `times` times; false after
   // `seconds`.
   bool wait_for_text(const std::string& text, double seconds, int times = 1) const {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-      if (count(out() + err(), text) >= times) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
+    return wait_until(seconds, [&] { return count(out() + err(), text) >= times; });
   }
 
  private:

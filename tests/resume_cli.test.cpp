@@ -5,9 +5,7 @@
 // agents of its own.
 #include <doctest/doctest.h>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,8 +24,8 @@
 
 #include "core/checkpoint.hpp"
 #include "tests/binary_support.hpp"
+#include "tests/process_support.hpp"
 
-extern char** environ;
 namespace fs = std::filesystem;
 using troupe::testing::troupe_binary;
 
@@ -145,67 +143,40 @@ void kill_then_resume(const kill_case& k) {
   const auto cfg = dir / (k.job + ".yaml");
   std::ofstream(cfg) << config(ckpt, k.job, k.groups, k.sync, k.steps);
 
-  // Start it in the background.
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, (dir / "first.out").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  const std::string bin = troupe_binary().string(), cfg_s = cfg.string(), logs_s = logs.string();
+  // Start it in the background (DIR/first.out and DIR/first.err).
   // From step 60 on, every step of the first run waits 50 ms: it cannot end before the two
   // checkpoints (steps 20 and 40) are seen and it is killed, however the poller below is
   // scheduled. Faults are not part of a checkpoint's identity, so the resume runs at full speed.
   // With agents, not --quiet: their pids come from its "[agents] joined" lines.
-  const std::string slow = "delay:" + k.slowed + "+50@60-";
-  std::vector<char*> argv = {const_cast<char*>(bin.c_str()),    const_cast<char*>("run"),
-                             const_cast<char*>(cfg_s.c_str()),  const_cast<char*>("--log-dir"),
-                             const_cast<char*>(logs_s.c_str()), const_cast<char*>("--inject"),
-                             const_cast<char*>(slow.c_str())};
-  if (k.agents == 0) argv.push_back(const_cast<char*>("--quiet"));
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  REQUIRE(posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv.data(), environ) == 0);
-  posix_spawn_file_actions_destroy(&fa);
+  const std::string bin = troupe_binary().string(), cfg_s = cfg.string(), logs_s = logs.string();
+  std::vector<std::string> args = {"run",  cfg_s,      "--log-dir",
+                                   logs_s, "--inject", "delay:" + k.slowed + "+50@60-"};
+  if (k.agents == 0) args.push_back("--quiet");
+  troupe::testing::troupe_process first(dir, "first", args);
+  const auto output = [&] { return first.out() + first.err(); };
 
-  // Wait (deadline 90 s) until two checkpoints exist and the agents' joins are logged, then
-  // kill -9 the whole process.
+  // Wait until two checkpoints exist and the agents' joins are logged, then signal the whole
+  // process.
   const troupe::checkpoint_store store((ckpt / k.job).string(), 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  const auto agents_logged = [&] {
-    return k.agents == 0 ||
-           joined_agents(slurp(dir / "first.out")).size() >= static_cast<std::size_t>(k.agents);
-  };
   bool exited_early = false;
-  while ((store.list().size() < 2 || !agents_logged()) &&
-         std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      exited_early = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  troupe::testing::wait_until(90, [&] {
+    exited_early = first.wait_for_exit(0).has_value();
+    return exited_early ||
+           (store.list().size() >= 2 && (k.agents == 0 || joined_agents(output()).size() >=
+                                                              static_cast<std::size_t>(k.agents)));
+  });
   // The agents run while their control process does (the pids are theirs).
-  const auto agents = joined_agents(slurp(dir / "first.out"));
+  const auto agents = joined_agents(output());
   for (const pid_t a : agents) CHECK_FALSE(exited(a));
   if (!exited_early) {
-    ::kill(pid, k.signal);
-    int status = 0;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (::waitpid(pid, &status, WNOHANG) != pid) {
-      if (std::chrono::steady_clock::now() >= until) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        FAIL("troupe run did not stop within 60 s of signal " << k.signal);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    first.kill(k.signal);
+    const auto code = first.wait_for_exit(300);  // a deadline for a hang, not a speed check
+    REQUIRE_MESSAGE(code.has_value(), "troupe run did not stop after signal " << k.signal);
     if (k.signal == SIGKILL) {
-      CHECK(WIFSIGNALED(status));
+      CHECK(*code == -1);  // killed by the signal
     } else {
-      REQUIRE(WIFEXITED(status));
-      CHECK(WEXITSTATUS(status) == 128 + k.signal);
-      CHECK(slurp(dir / "first.out").find("finishing the step in flight") != std::string::npos);
+      CHECK(*code == 128 + k.signal);
+      CHECK(output().find("finishing the step in flight") != std::string::npos);
       CHECK(slurp(logs / (k.job + ".log")).find("interrupted at step") != std::string::npos);
     }
   }
@@ -215,21 +186,19 @@ void kill_then_resume(const kill_case& k) {
   std::vector<pid_t> alive;
   if (k.agents > 0 && !exited_early) {
     const auto killed_at = std::chrono::steady_clock::now();
-    const auto until = killed_at + std::chrono::seconds(20);
-    for (;;) {
+    troupe::testing::wait_until(20, [&] {
       alive.clear();
       for (const pid_t a : agents)
         if (!exited(a)) alive.push_back(a);
-      if (alive.empty() || std::chrono::steady_clock::now() >= until) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+      return alive.empty();
+    });
     for (const pid_t a : alive) ::kill(a, SIGKILL);  // leave nothing behind, whatever happened
     MESSAGE(
         k.job << ": " << agents.size() - alive.size() << " of " << agents.size() << " agents gone "
               << std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count()
               << " s after the kill");
   }
-  INFO("first run output: " << slurp(dir / "first.out"));
+  INFO("first run output: " << output());
   REQUIRE_FALSE(exited_early);
   CHECK(agents.size() == static_cast<std::size_t>(k.agents));
   CHECK(alive.empty());
