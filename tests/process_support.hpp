@@ -48,13 +48,6 @@ class troupe_process {
     pid_ = ::fork();
     if (pid_ == 0) {
       ::setpgid(0, 0);
-      // Under `make sanitize` the children keep ASan and UBSan but not LeakSanitizer. CAF
-      // 0.17.6's BASP broker keeps the state of a node lost to a heartbeat timeout (a stopped
-      // agent) until exit and never frees it. LSan reports that as indirect leaks, every one
-      // allocated inside libcaf_core/libcaf_io, and fails the exit code. The in-process tests
-      // still check for leaks.
-      if (const char* asan = std::getenv("ASAN_OPTIONS"))
-        ::setenv("ASAN_OPTIONS", (std::string(asan) + ":detect_leaks=0").c_str(), 1);
       if (!std::freopen(out_.c_str(), "w", stdout) || !std::freopen(err_.c_str(), "w", stderr))
         ::_exit(127);
       std::vector<char*> argv;
