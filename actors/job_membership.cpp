@@ -1,9 +1,8 @@
 #include "actors/job_membership.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <utility>
 
+#include "actors/job_leave_out.hpp"
 #include "actors/job_messages.hpp"
 #include "actors/job_steps.hpp"
 #include "actors/specs.hpp"
@@ -24,20 +23,6 @@ generation_members generation_of(job_self self) {
   return out;
 }
 
-namespace {
-
-double now_s(job_self self) {
-  return seconds_since(self->state.clock.job_t0);
-}
-
-caf::actor supervisor_of(job_self self, std::size_t rank) {
-  for (const auto& slot : self->state.launch.slots)
-    if (slot.group.name == self->state.workers[rank].group) return slot.supervisor;
-  return {};
-}
-
-// A new generation: the sync mode and the distributor follow it, the prefetched plan (split over
-// the old members) is void, and the plan the job waits for is asked again with the new split.
 void change_membership(job_self self) {
   auto& st = self->state;
   st.gate.advance_to(st.gate.generation() + 1);
@@ -52,6 +37,18 @@ void change_membership(job_self self) {
   self->send(st.distributor, upd);
   const auto want = step_live(self) ? st.step + 1 : st.step;
   if (want < st.steps_total) request_plan(self, want);
+}
+
+namespace {
+
+double now_s(job_self self) {
+  return seconds_since(self->state.clock.job_t0);
+}
+
+caf::actor supervisor_of(job_self self, std::size_t rank) {
+  for (const auto& slot : self->state.launch.slots)
+    if (slot.group.name == self->state.workers[rank].group) return slot.supervisor;
+  return {};
 }
 
 // `spawned_in`: the generation of the failed worker's spawn, which a restart_worker names.
@@ -131,16 +128,7 @@ std::optional<std::string> on_worker_down(job_self self, const msg::worker_down&
   if (m.bad_input || m.action == failure_policy::fail_job || !st.sync->survives_member_loss() ||
       (st.pending_applied > 0 && !st.sync->survives_loss_while_reducing()))
     return unhandled_failure(self, m);
-  // A failure ends the leave-out trial: the members it set aside come back (they join at the
-  // next boundary, or at once when nobody else is left).
-  if (st.leave_out && st.leave_out->active()) {
-    st.leave_out_next = policies::leave_out_trial::action::none;
-    const auto candidates = st.leave_out->candidates();
-    if (st.leave_out->abandon() == policies::leave_out_trial::action::bring_back) {
-      for (auto r : candidates) st.mem.bring_back(r);
-      log(self, "leave-out trial abandoned after a failure: the members it set aside rejoin");
-    }
-  }
+  leave_out_abandon(self);
   down_event e;
   e.rank = m.rank;
   e.kind = m.kind;
@@ -182,28 +170,6 @@ bool on_restarted_ready(job_self self, const msg::worker_ready& m) {
   apply(self, *c);
   // A job paused below min_devices waits at the boundary: the worker joins now.
   if (st.paused) next_step(self);
-  return true;
-}
-
-bool leave_out_at_boundary(job_self self) {
-  auto& st = self->state;
-  using action = policies::leave_out_trial::action;
-  const auto a = std::exchange(st.leave_out_next, action::none);
-  if (a == action::none || !st.leave_out) return false;
-  std::string who;
-  for (auto r : st.leave_out->candidates()) who += " " + st.workers[r].name;
-  if (a == action::bring_back) {
-    for (auto r : st.leave_out->candidates()) st.mem.bring_back(r);
-    return false;
-  }
-  bool any = false;
-  for (auto r : st.leave_out->candidates()) any = st.mem.set_aside(r) || any;
-  if (!any) return false;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, " (%.1f%% of the samples; %.0f samples/s with them)",
-                100.0 * st.leave_out->verdict()->share, st.leave_out->verdict()->with_sps);
-  log(self, "leave-out trial: the next steps without" + who + buf);
-  change_membership(self);
   return true;
 }
 

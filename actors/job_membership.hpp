@@ -28,9 +28,8 @@ bool on_restarted_ready(job_self self, const msg::worker_ready& m);
 // At a step boundary: restarted workers become members. True when the membership changed (the
 // plan of the step was requested again).
 bool join_at_boundary(job_self self);
-// At a step boundary: what the leave-out trial asked for (policies/leave_out.hpp). True when
-// members were set aside (the membership changed; the plan of the step was asked again).
-// Members brought back become JOINING, and join_at_boundary takes them in.
-bool leave_out_at_boundary(job_self self);
+// A new generation: the sync mode and the distributor follow it, the prefetched plan (split over
+// the old members) is void, and the plan the job waits for is asked again with the new split.
+void change_membership(job_self self);
 
 }  // namespace troupe::actors

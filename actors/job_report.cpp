@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "actors/fault_delay.hpp"
+#include "actors/job_leave_out.hpp"
 #include "actors/local_step.hpp"
 #include "core/hash.hpp"
 
@@ -67,17 +68,7 @@ job_report make_report(stateful<job_state>* self, job_status status) {
   if (steps_here > 0) r.wire_bytes_per_step = static_cast<double>(wire) / steps_here;
   r.stale_dropped = st.gate.dropped();
   r.rebalances = st.stats.rebalances;
-  if (st.leave_out && st.leave_out->verdict()) {
-    const auto& v = *st.leave_out->verdict();
-    job_report::leave_out l;
-    for (auto rank : v.ranks) l.workers.push_back(st.workers[static_cast<std::size_t>(rank)].name);
-    l.left_out = v.left_out;
-    l.share = v.share;
-    l.with_sps = v.with_sps;
-    l.without_sps = v.without_sps;
-    l.reason = policies::describe(v, worker_names(st));
-    r.leave_out_trial = l;
-  }
+  leave_out_report(st, r);
   r.imbalance_index = st.stats.mean_imbalance();
   r.noise_scale = st.stats.noise_scale();
   r.faults = st.mem.report();

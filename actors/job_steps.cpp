@@ -6,6 +6,7 @@
 
 #include "actors/job_checkpoint.hpp"
 #include "actors/job_growth.hpp"
+#include "actors/job_leave_out.hpp"
 #include "actors/job_membership.hpp"
 #include "actors/job_messages.hpp"
 #include "actors/rebalancer.hpp"
@@ -130,19 +131,6 @@ void send_step_metrics(job_self self, double step_s) {
   sm.imbalance_index = st.stats.step_imbalance();
   sm.noise_scale = st.stats.noise_scale().value_or(0.0);
   if (st.launch.metrics_hub) self->send(st.launch.metrics_hub, std::move(sm));
-}
-
-// The leave-out trial sees the step that completed; its verdict goes to the log once.
-void leave_out_step(job_self self, double step_s) {
-  auto& st = self->state;
-  if (!st.leave_out || st.leave_out->finished()) return;
-  std::vector<std::int64_t> counts(st.workers.size(), 0);
-  for (std::size_t r = 0; r < counts.size() && r < st.plan.counts.size(); ++r)
-    if (st.mem.is_member(r)) counts[r] = st.plan.counts[r];
-  const auto a = st.leave_out->on_step(st.step, step_s, counts);
-  if (a != policies::leave_out_trial::action::none) st.leave_out_next = a;
-  if (st.leave_out->finished() && st.leave_out->verdict())
-    log(self, "leave-out trial: " + policies::describe(*st.leave_out->verdict(), worker_names(st)));
 }
 
 // The step is applied everywhere: the parameters are at version step + 1.
@@ -319,17 +307,7 @@ void start_running(job_self self) {
   self->send(st.distributor, upd);
   if (st.launch.cfg.data.split == split_kind::adaptive) start_rebalancer(self);
   st.sync->open_generation(self, st.gate.job(), st.gate.generation(), generation_of(self), true);
-  // The leave-out trial: where a member can leave the steps and come back (ps; allreduce with
-  // the replicated optimizer in this process; not local, whose replicas are each their own),
-  // with its two windows and a margin before the job ends.
-  const auto& cfg = st.launch.cfg;
-  policies::leave_out_options lo;
-  if (cfg.data.split == split_kind::adaptive && cfg.data.leave_out &&
-      cfg.sync.mode != sync_mode::local && st.sync->survives_member_loss() && !cfg.deterministic &&
-      st.workers.size() > 1 && st.steps_total - st.step > lo.first_step + 2 * lo.window + 10) {
-    lo.first_step += st.step;  // a resumed job settles again first
-    st.leave_out.emplace(lo, st.workers.size());
-  }
+  leave_out_start(self);
   take_waiting_groups(self);
   st.clock.train_t0 = steady::now();
   // A resumed job starts at its checkpoint's step (which may already be the last).
