@@ -1,6 +1,6 @@
 #pragma once
 // The cuda backend as a device (devices/cuda/cuda_device.cpp; without CUDA in the build,
-// cuda_info_none.cpp says so instead). Parameters and rows come from host memory each call and
+// cuda_none.cpp says so instead). Parameters and rows come from host memory each call and
 // the gradient sum goes back to it, so every sync mode, slice and fault works unchanged.
 #include <memory>
 

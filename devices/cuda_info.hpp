@@ -1,6 +1,6 @@
 #pragma once
 // What this build and machine know about CUDA. Compiled from devices/cuda/*.cu when nvcc was
-// found at configure time, from devices/cuda_info_none.cpp otherwise.
+// found at configure time, from devices/cuda_none.cpp otherwise.
 
 namespace troupe::devices {
 

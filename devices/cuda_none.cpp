@@ -1,4 +1,5 @@
-// Without CUDA in the build: no GPUs. (With CUDA, devices/cuda/cuda_info.cu is compiled instead.)
+// What a build without CUDA says (with CUDA, devices/cuda/ is compiled instead): no GPUs, and a
+// cuda device is refused naming the build.
 #ifndef TROUPE_HAVE_CUDA
 #include "core/error.hpp"
 #include "devices/cuda_device.hpp"
