@@ -173,7 +173,7 @@ engine::engine(const models::layer_program& p, const program_options& o)
   correct = buffer<float>(be, b, "correct flags");
   acc = buffer<double>(be, 2, "statistics");
   if (o.input_grad) input_grad = buffer<float>(be, b * p_.input_size, "input gradients");
-  std::size_t cnhw = 0, dcol = 0, ones = b;
+  std::size_t cnhw = 0, dcol = 0, ones = 0;  // ones: the convolutions' bias-gradient sums
   layers_.resize(p_.layers.size());
   for (std::size_t i = 0; i < p_.layers.size(); ++i) {
     const auto& op = p_.layers[i];
@@ -193,8 +193,10 @@ engine::engine(const models::layer_program& p, const program_options& o)
   }
   if (cnhw) cnhw_ = buffer<float>(be, cnhw, "conv scratch");
   if (dcol) dcol_ = buffer<float>(be, dcol, "conv scratch");
-  ones_ = buffer<float>(be, ones, "ones");
-  be.each(ones, fill{ones_.get(), 1.0f});
+  if (ones) {
+    ones_ = buffer<float>(be, ones, "ones");
+    be.each(ones, fill{ones_.get(), 1.0f});
+  }
   clear_stats();
   be.synchronize("engine setup");
 }

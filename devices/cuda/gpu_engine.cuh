@@ -66,7 +66,7 @@ class engine {
   std::vector<layer_buffers> layers_;
   buffer<float> cnhw_;  // conv: cout * max_batch*h*w, the GEMM's output and dy's transpose
   buffer<float> dcol_;  // conv: c*k*k * max_batch*h*w
-  buffer<float> ones_;  // for the bias gradients' row sums
+  buffer<float> ones_;  // conv: for the bias gradients' row sums
   std::map<std::uint64_t, void*> graphs_by_key_;  // cudaGraphExec_t
 };
 

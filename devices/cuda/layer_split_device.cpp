@@ -68,11 +68,7 @@ class layer_split_device final : public device {
   models::step_stats run_eval(models::model& m, const float* params, const models::batch& b,
                               step_timing* timing) override {
     stopwatch sw;
-    if (!whole_ || model_ != &m) {
-      if (!m.program()) throw input_error("device '" + name_ + "': the model has no layer program");
-      whole_ = std::make_unique<gpu::program>(*m.program(), options(false));
-    }
-    auto stats = whole_->evaluate(params, b);
+    auto stats = whole_for(m).evaluate(params, b);
     if (timing) timing->compute_seconds = sw.seconds();
     return stats;
   }
@@ -86,6 +82,15 @@ class layer_split_device final : public device {
     return o;
   }
 
+  // The whole model's program (evaluation, and the GPU's side of the timing), one per model.
+  gpu::program& whole_for(models::model& m) {
+    if (whole_ && whole_model_ == &m) return *whole_;
+    if (!m.program()) throw input_error("device '" + name_ + "': the model has no layer program");
+    whole_ = std::make_unique<gpu::program>(*m.program(), options(false));
+    whole_model_ = &m;
+    return *whole_;
+  }
+
   // The first step of a model: time both devices and the copies, and cut.
   models::sequential& prepare(models::model& m, const float* params, const models::batch& b) {
     auto* seq = dynamic_cast<models::sequential*>(&m);
@@ -96,16 +101,16 @@ class layer_split_device final : public device {
     model_ = &m;
     layers_ = *m.program();
     const std::size_t L = layers_.layers.size();
-    whole_ = std::make_unique<gpu::program>(layers_, options(false));
+    auto& whole = whole_for(m);
     set_blas_threads(threads_);
     std::vector<float> scratch(layers_.param_count);
     layer_split_inputs in;
     // Each measured twice, the second kept: the first pays for first touches and allocations.
     for (int rep = 0; rep < 2; ++rep) {
       in.cpu_seconds = seq->layer_seconds(params, b, scratch.data());
-      in.gpu_seconds = whole_->layer_seconds(params, b);
+      in.gpu_seconds = whole.layer_seconds(params, b);
     }
-    const auto copies = whole_->measure_transfers();
+    const auto copies = whole.measure_transfers();
     in.latency = copies.latency;
     in.per_byte = copies.per_byte;
     const double n = static_cast<double>(b.size);
@@ -137,7 +142,8 @@ class layer_split_device final : public device {
   int threads_;
   int want_;
   gpu::target where_;
-  const models::model* model_ = nullptr;
+  const models::model* model_ = nullptr;  // the one the cut was decided for
+  const models::model* whole_model_ = nullptr;
   bool decided_ = false;
   models::layer_program layers_;
   std::size_t cut_ = 0;
