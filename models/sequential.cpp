@@ -171,14 +171,45 @@ void sequential::init_params(float* params, rng& r) const {
 
 const float* sequential::forward(const float* params, const float* x, std::size_t n) {
   if (stages_.empty()) throw input_error("model '" + kind_ + "' has no layers");
+  return run_forward(params, x, n, stages_.size(), nullptr);
+}
+
+const float* sequential::run_forward(const float* params, const float* x, std::size_t n,
+                                     std::size_t k, std::vector<double>* seconds) {
   acts_.resize(stages_.size());
   const float* in = x;
-  for (std::size_t i = 0; i < stages_.size(); ++i) {
+  for (std::size_t i = 0; i < k; ++i) {
     acts_[i].resize(n * stages_[i]->out_size());
-    stages_[i]->forward(params, in, acts_[i].data(), n);
+    if (seconds) {
+      stopwatch sw;
+      stages_[i]->forward(params, in, acts_[i].data(), n);
+      (*seconds)[i] += sw.seconds();
+    } else {
+      stages_[i]->forward(params, in, acts_[i].data(), n);
+    }
     in = acts_[i].data();
   }
   return in;
+}
+
+void sequential::size_grads(std::size_t n, std::size_t k) {
+  grads_.resize(stages_.size());
+  for (std::size_t i = 0; i < k; ++i) grads_[i].resize(n * stages_[i]->out_size());
+}
+
+void sequential::run_backward(const float* params, const float* x, std::size_t n, std::size_t k,
+                              float* grad_sum, std::vector<double>* seconds) {
+  for (std::size_t i = k; i-- > 0;) {
+    const float* in = i == 0 ? x : acts_[i - 1].data();
+    float* dx = i == 0 ? nullptr : grads_[i - 1].data();
+    if (seconds) {
+      stopwatch sw;
+      stages_[i]->backward(params, in, acts_[i].data(), grads_[i].data(), dx, grad_sum, n);
+      (*seconds)[i] += sw.seconds();
+    } else {
+      stages_[i]->backward(params, in, acts_[i].data(), grads_[i].data(), dx, grad_sum, n);
+    }
+  }
 }
 
 step_stats sequential::loss(const float* out, const batch& b, std::size_t first, std::size_t n,
@@ -201,14 +232,9 @@ step_stats sequential::forward_backward(const float* params, const batch& b, flo
     return {};
   }
   const float* out = forward(params, b.x, n);
-  grads_.resize(stages_.size());
-  for (std::size_t i = 0; i < stages_.size(); ++i) grads_[i].resize(n * stages_[i]->out_size());
+  size_grads(n, stages_.size());
   const step_stats st = loss(out, b, 0, n, grads_.back().data());
-  for (std::size_t i = stages_.size(); i-- > 0;) {
-    const float* x = i == 0 ? b.x : acts_[i - 1].data();
-    float* dx = i == 0 ? nullptr : grads_[i - 1].data();
-    stages_[i]->backward(params, x, acts_[i].data(), grads_[i].data(), dx, grad_sum, n);
-  }
+  run_backward(params, b.x, n, stages_.size(), grad_sum, nullptr);
   return st;
 }
 
@@ -217,14 +243,7 @@ const float* sequential::forward_prefix(const float* params, const float* x, std
   if (k > stages_.size())
     throw input_error("model '" + kind_ + "': a prefix of " + std::to_string(k) + " of " +
                       std::to_string(stages_.size()) + " layers");
-  acts_.resize(stages_.size());
-  const float* in = x;
-  for (std::size_t i = 0; i < k; ++i) {
-    acts_[i].resize(n * stages_[i]->out_size());
-    stages_[i]->forward(params, in, acts_[i].data(), n);
-    in = acts_[i].data();
-  }
-  return in;
+  return run_forward(params, x, n, k, nullptr);
 }
 
 void sequential::backward_prefix(const float* params, const float* x, std::size_t n, std::size_t k,
@@ -233,15 +252,10 @@ void sequential::backward_prefix(const float* params, const float* x, std::size_
   if (k > stages_.size())
     throw input_error("model '" + kind_ + "': a prefix of " + std::to_string(k) + " of " +
                       std::to_string(stages_.size()) + " layers");
-  grads_.resize(stages_.size());
-  for (std::size_t i = 0; i < k; ++i) grads_[i].resize(n * stages_[i]->out_size());
+  size_grads(n, k);
   // The stages may clobber their output gradient (the ReLU masks it in place): work on a copy.
   std::copy_n(d_out, n * stages_[k - 1]->out_size(), grads_[k - 1].data());
-  for (std::size_t i = k; i-- > 0;) {
-    const float* in = i == 0 ? x : acts_[i - 1].data();
-    float* dx = i == 0 ? nullptr : grads_[i - 1].data();
-    stages_[i]->backward(params, in, acts_[i].data(), grads_[i].data(), dx, grad_sum, n);
-  }
+  run_backward(params, x, n, k, grad_sum, nullptr);
 }
 
 std::vector<double> sequential::layer_seconds(const float* params, const batch& b,
@@ -249,27 +263,12 @@ std::vector<double> sequential::layer_seconds(const float* params, const batch& 
   const std::size_t n = b.size, L = stages_.size();
   std::vector<double> out(L, 0.0);
   if (n == 0 || L == 0) return out;
-  acts_.resize(L);
-  grads_.resize(L);
-  const float* in = b.x;
-  for (std::size_t i = 0; i < L; ++i) {
-    acts_[i].resize(n * stages_[i]->out_size());
-    grads_[i].resize(n * stages_[i]->out_size());
-    stopwatch sw;
-    stages_[i]->forward(params, in, acts_[i].data(), n);
-    out[i] += sw.seconds();
-    in = acts_[i].data();
-  }
+  const float* last = run_forward(params, b.x, n, L, &out);
+  size_grads(n, L);
   stopwatch sw;
-  loss(in, b, 0, n, grads_.back().data());
+  loss(last, b, 0, n, grads_.back().data());
   out[L - 1] += sw.seconds();
-  for (std::size_t i = L; i-- > 0;) {
-    const float* x = i == 0 ? b.x : acts_[i - 1].data();
-    float* dx = i == 0 ? nullptr : grads_[i - 1].data();
-    stopwatch t;
-    stages_[i]->backward(params, x, acts_[i].data(), grads_[i].data(), dx, grad_sum, n);
-    out[i] += t.seconds();
-  }
+  run_backward(params, b.x, n, L, grad_sum, &out);
   return out;
 }
 

@@ -74,6 +74,13 @@ class sequential final : public model {
   std::size_t flat() const;
   void record(const layer_op& op);
   const float* forward(const float* params, const float* x, std::size_t n);
+  // The first k stages forward, and k stages backward from grads_[k - 1]; `seconds`, when set,
+  // adds each stage's time (layer_seconds).
+  const float* run_forward(const float* params, const float* x, std::size_t n, std::size_t k,
+                           std::vector<double>* seconds);
+  void size_grads(std::size_t n, std::size_t k);
+  void run_backward(const float* params, const float* x, std::size_t n, std::size_t k,
+                    float* grad_sum, std::vector<double>* seconds);
   step_stats loss(const float* out, const batch& b, std::size_t first, std::size_t n, float* dout);
 
   std::string kind_;
