@@ -27,12 +27,13 @@ fault_plan::fault_plan(std::vector<config::fault_config> faults)
     : faults_(std::move(faults)), fired_(faults_.size(), false), partitioned_(faults_.size()) {}
 
 std::optional<config::fault_config> fault_plan::fire(const std::string& name,
-                                                     const std::string& group, std::int64_t step) {
+                                                     const std::string& group, std::int64_t step,
+                                                     fault_phase phase) {
   std::lock_guard<std::mutex> lock(mu_);
   for (std::size_t i = 0; i < faults_.size(); ++i) {
     const auto& f = faults_[i];
     // At S, or at the first step after S that this worker computes (it was out at S).
-    if (fired_[i] || f.step > step) continue;
+    if (fired_[i] || f.step > step || f.phase != phase) continue;
     const bool one_shot = f.action != fault_action::slow && f.action != fault_action::delay &&
                           f.action != fault_action::partition;
     if (one_shot && f.target == name) {

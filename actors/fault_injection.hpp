@@ -1,7 +1,8 @@
 #pragma once
 // The worker side of fault injection (grammar in core/fault_spec.hpp). Plain C++, no
-// CAF: a device_worker asks its job's fault_plan, at the start of each step's compute, whether a
-// fault fires on it, and a hung worker waits on its incarnation's cancel_token.
+// CAF: a device_worker asks its job's fault_plan, at the start of each step's compute (and, for a
+// kill with a phase, when the step's reduction reaches it and before it applies the result),
+// whether a fault fires on it, and a hung worker waits on its incarnation's cancel_token.
 //
 // - A fault fires at most ONCE per job: the plan is shared by every worker of the job and by the
 //   incarnations a supervisor restarts, so a restarted worker does not die again of the same
@@ -42,9 +43,11 @@ class fault_plan {
   explicit fault_plan(std::vector<config::fault_config> faults = {});
 
   // The one-shot fault (kill, hang, drop, oom, device-error, partition) that fires on worker `name`
-  // (GROUP/INDEX) of `group` at `step`, if any; marks it fired. partition targets the group.
+  // (GROUP/INDEX) of `group` at `step` in `phase` of its step, if any; marks it fired. partition
+  // targets the group. Only a kill has a phase other than compute.
   std::optional<config::fault_config> fire(const std::string& name, const std::string& group,
-                                           std::int64_t step);
+                                           std::int64_t step,
+                                           fault_phase phase = fault_phase::compute);
   // Faults that fired so far, plus `slow` faults whose window began before `steps_done` (`delay`
   // faults are counted by the sync code that applies them, actors/fault_delay.hpp).
   std::int64_t injected(std::int64_t steps_done) const;

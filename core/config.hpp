@@ -104,10 +104,11 @@ struct checkpoint_config {
 struct fault_config {
   std::int64_t step = 0;
   fault_action action = fault_action::kill;
-  std::string target;            // GROUP/INDEX
-  double factor = 1.0;           // slow
-  double seconds = 0.0;          // delay, hang
-  std::int64_t until_step = -1;  // slow: last step of the slow window
+  std::string target;                        // GROUP/INDEX
+  double factor = 1.0;                       // slow
+  double seconds = 0.0;                      // delay, hang
+  std::int64_t until_step = -1;              // slow: last step of the slow window
+  fault_phase phase = fault_phase::compute;  // kill: where in the step
 };
 
 // jobs[].elastic: the job runs with a varying number of devices. It starts once min_devices of

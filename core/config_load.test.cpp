@@ -90,6 +90,7 @@ TEST_CASE("every key of the schema is read into its field") {
     checkpoint: {dir: /tmp/ck, every_steps: 10}
     faults:
       - {step: 5, action: slow, target: cpu/1, factor: 4, until_step: 9}
+      - {step: 7, action: kill, target: cpu/0, phase: reduce}
     supervision: {crash: migrate, hang: fail-job, max_restarts: 5, restart_window: 30}
   - name: b
     after: [a]
@@ -125,9 +126,11 @@ TEST_CASE("every key of the schema is read into its field") {
   CHECK(a.deterministic);
   CHECK(a.share == 2.0);
   CHECK(a.checkpoint.every_steps == 10);
-  REQUIRE(a.faults.size() == 1);
+  REQUIRE(a.faults.size() == 2);
   CHECK(a.faults[0].target == "cpu/1");
   CHECK(a.faults[0].until_step == 9);
+  CHECK(a.faults[0].phase == troupe::fault_phase::compute);
+  CHECK(a.faults[1].phase == troupe::fault_phase::reduce);
   CHECK(a.supervision.at(troupe::failure_class::crash) == troupe::failure_policy::migrate);
   CHECK(a.supervision.size() == 2);  // the limits are not classes
   CHECK(a.max_restarts == 5);
@@ -305,6 +308,10 @@ TEST_CASE("resources must name defined groups") {
          "14: jobs[0].faults[0].target:", "not defined");
   expect(error_of(base + "    faults: [{step: 1, action: kill, target: cpu/2}]\n"),
          "14: jobs[0].faults[0].target:", "count 2");
+  expect(error_of(base + "    faults: [{step: 1, action: hang, target: cpu/0, phase: reduce}]\n"),
+         "14: jobs[0].faults[0].phase:", "only a kill takes a phase");
+  expect(error_of(base + "    faults: [{step: 1, action: kill, target: cpu/0, phase: later}]\n"),
+         "14: jobs[0].faults[0].phase:", "compute, reduce");
 }
 
 TEST_CASE("batch must be positive") {

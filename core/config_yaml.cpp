@@ -46,7 +46,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"jobs[].sync", {"mode", "ps_shards", "period", "codec"}},
       {"jobs[].resources", {"groups"}},
       {"jobs[].checkpoint", {"dir", "every_steps", "every_seconds"}},
-      {"jobs[].faults[]", {"step", "action", "target", "factor", "seconds", "until_step"}},
+      {"jobs[].faults[]", {"step", "action", "target", "factor", "seconds", "until_step", "phase"}},
       {"jobs[].supervision", supervision_keys()},
   };
   return s;

@@ -87,6 +87,18 @@ class parser {
     return *parsed;
   }
 
+  // After "kill:DEVICE@STEP:": where in the step it strikes.
+  fault_phase phase() {
+    const std::size_t start = pos_;
+    while (!at_end() && is_name_char(peek())) ++pos_;
+    const std::string p = t_.substr(start, pos_ - start);
+    const auto parsed = parse_name<fault_phase>(p);
+    if (!parsed)
+      fail(start, "expected PHASE (compute, reduce or apply) after ':', found " +
+                      (p.empty() ? found() : "'" + p + "'"));
+    return *parsed;
+  }
+
   std::string group(char terminator, const std::string& next) {
     const std::size_t start = pos_;
     while (!at_end() && is_name_char(peek())) ++pos_;
@@ -214,6 +226,7 @@ fault_config parse_fault(const std::string& text, const std::string& flag) {
       p.single_step(f);
       if (f.action == fault_action::hang && p.eat('+'))
         f.seconds = p.number("SECONDS (how long it hangs)");
+      if (f.action == fault_action::kill && p.eat(':')) f.phase = p.phase();
       break;
     case fault_action::slow: {
       p.expect('x', "then FACTOR (slow:GROUP/INDEXxFACTOR@FIRST-LAST)");
@@ -249,6 +262,8 @@ std::string fault_to_string(const fault_config& f) {
     return std::to_string(f.step) + "-" + (f.until_step == -1 ? "" : std::to_string(f.until_step));
   };
   const std::string head = name_of(f.action) + (":" + f.target);
+  if (f.phase != fault_phase::compute && f.action != fault_action::kill)
+    bad("only a kill takes a phase");
   if (f.action == fault_action::partition) {
     if (device) bad("partition takes a group, not a device");
     return head + "@" + window();
@@ -264,6 +279,7 @@ std::string fault_to_string(const fault_config& f) {
       std::string s = head + "@" + std::to_string(f.step);
       if (f.action == fault_action::hang && f.seconds != 0.0)
         s += "+" + exact_decimal(f.seconds, "seconds");
+      if (f.phase != fault_phase::compute) s += std::string(":") + name_of(f.phase);
       return s;
     }
     case fault_action::slow:

@@ -6,7 +6,7 @@
 // Grammar (no spaces anywhere; numbers are plain decimals, no sign or exponent):
 //
 //   spec      = kill | hang | slow | delay | drop | partition | oom | device-error
-//   kill      = "kill:"      device "@" step                  the worker process/thread dies
+//   kill      = "kill:"      device "@" step [ ":" phase ]    the worker process/thread dies
 //   oom       = "oom:"       device "@" step                  the device runs out of memory
 //   device-error = "device-error:" device "@" step            the device reports an error
 //   hang      = "hang:"      device "@" step [ "+" seconds ]  stops answering; no +SECONDS (or
@@ -15,6 +15,8 @@
 //   delay     = "delay:"     device "+" ms "@" ( step | window )   its messages held back MS ms
 //   drop      = "drop:"      device "@" step                  its step result is lost once
 //   partition = "partition:" group "@" window                 the whole group unreachable
+//   phase     = "compute" | "reduce" | "apply"   where in the step (default compute; reduce:
+//               before it joins the step's reduction, apply: after it, before applying)
 //   device    = group "/" index
 //   group     = 1*( ALPHA | DIGIT | "_" | "-" | "." )        a cluster group's name
 //   index     = 1*DIGIT                                      device index in the group
@@ -22,7 +24,8 @@
 //   window    = step "-" [ step ]        FIRST-LAST inclusive (LAST >= FIRST); FIRST- to the end
 //   factor, seconds, ms = 1*DIGIT [ "." 1*DIGIT ]
 //
-// Examples: kill:cpu/1@50  hang:gpu/0@10+2.5  slow:cpu/1x3@10-40  slow:cpu/0x1.5@100-
+// Examples: kill:cpu/1@50  kill:cpu/1@50:reduce  hang:gpu/0@10+2.5  slow:cpu/1x3@10-40
+// slow:cpu/0x1.5@100-
 //           delay:cpu/2+200@30  delay:cpu/2+50@30-35  drop:sim/0@12  partition:remote@20-30
 //
 // Mapping onto fault_config: `delay` MS becomes `seconds` = MS/1000; a window fills `until_step`

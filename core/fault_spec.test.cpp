@@ -14,7 +14,7 @@ namespace {
 
 bool same(const fault_config& a, const fault_config& b) {
   return a.step == b.step && a.action == b.action && a.target == b.target && a.factor == b.factor &&
-         a.seconds == b.seconds && a.until_step == b.until_step;
+         a.seconds == b.seconds && a.until_step == b.until_step && a.phase == b.phase;
 }
 
 std::string error_of(const std::string& spec) {
@@ -75,6 +75,30 @@ TEST_CASE("parse_fault: every form") {
   CHECK(troupe::config::fault_to_string(parse_fault("delay:cpu/2+0.5@3-")) == "delay:cpu/2+0.5@3-");
   CHECK(troupe::config::fault_to_string(parse_fault("slow:cpu/1x1.50@7-7")) ==
         "slow:cpu/1x1.5@7-7");
+}
+
+TEST_CASE("parse_fault: a kill's phase") {
+  using troupe::fault_phase;
+  CHECK(parse_fault("kill:cpu/1@50").phase == fault_phase::compute);
+  CHECK(parse_fault("kill:cpu/1@50:reduce").phase == fault_phase::reduce);
+  CHECK(parse_fault("kill:cpu/1@50:apply").phase == fault_phase::apply);
+  // The default phase is not written; the others read back.
+  CHECK(troupe::config::fault_to_string(parse_fault("kill:cpu/1@50:compute")) == "kill:cpu/1@50");
+  CHECK(troupe::config::fault_to_string(parse_fault("kill:cpu/1@50:reduce")) ==
+        "kill:cpu/1@50:reduce");
+  CHECK(same(parse_fault("kill:cpu/1@50:apply"),
+             parse_fault(troupe::config::fault_to_string(parse_fault("kill:cpu/1@50:apply")))));
+  CHECK(error_of("kill:cpu/1@50:sideways")
+            .rfind("--inject 'kill:cpu/1@50:sideways': column 15: expected PHASE (compute, reduce "
+                   "or apply) after ':', found 'sideways'",
+                   0) == 0);
+  CHECK(error_of("kill:cpu/1@50:").find("column 15: expected PHASE") != std::string::npos);
+  // Only a kill has one.
+  CHECK(error_of("hang:cpu/1@5:reduce").find("column 13: unexpected ':reduce' after the spec") !=
+        std::string::npos);
+  fault_config f = parse_fault("hang:cpu/1@5");
+  f.phase = fault_phase::reduce;
+  CHECK_THROWS_AS(troupe::config::fault_to_string(f), troupe::input_error);
 }
 
 TEST_CASE("parse_fault: bad forms name the column and the problem") {

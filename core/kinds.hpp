@@ -62,6 +62,14 @@ enum class fault_action { kill, hang, slow, delay, drop, partition, oom, device_
 TROUPE_SPELLINGS(fault_action, device_error, "kill", "hang", "slow", "delay", "drop", "partition",
                  "oom", "device-error");
 
+// `jobs[].faults[].phase`: where in its step a `kill` strikes. compute: before the worker
+// computes its slice (every other action fires there too); reduce: when the step's reduction
+// reaches the worker, before it contributes; apply: after the reduction, before the worker
+// applies it (sync: allreduce, where workers reduce; in ps the shards do, and these two never
+// fire).
+enum class fault_phase { compute, reduce, apply };
+TROUPE_SPELLINGS(fault_phase, apply, "compute", "reduce", "apply");
+
 // A worker failure's class (policies/supervision.hpp says how each is found and handled); the
 // keys of `jobs[].supervision`.
 enum class failure_class { crash, hang, device_error, out_of_memory, lost_group };
