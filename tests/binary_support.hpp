@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <vector>
 
 namespace troupe::testing {
 
@@ -18,10 +20,25 @@ inline std::filesystem::path troupe_binary() {
   return std::filesystem::read_symlink("/proc/self/exe").parent_path() / "troupe";
 }
 
+// The scratch directories of this test process, removed when it exits (kept when
+// TROUPE_KEEP_SCRATCH is set, to look at what a failing test left).
+struct scratch_dirs {
+  std::vector<std::filesystem::path> dirs;
+  ~scratch_dirs() {
+    if (std::getenv("TROUPE_KEEP_SCRATCH")) return;
+    for (const auto& d : dirs) {
+      std::error_code ec;
+      std::filesystem::remove_all(d, ec);
+    }
+  }
+};
+
 // A directory of this test process's own, named `name`-PID under the temp directory.
 inline std::filesystem::path scratch_dir(const std::string& name) {
+  static scratch_dirs made;
   auto dir = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
+  made.dirs.push_back(dir);
   return dir;
 }
 
