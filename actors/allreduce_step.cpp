@@ -120,6 +120,7 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
     if (mean.total_weight != static_cast<double>(step.total_samples))
       throw runtime_failure("allreduce: members reduced " + std::to_string(mean.total_weight) +
                             " samples where the step has " + std::to_string(step.total_samples));
+    if (step.before_apply) step.before_apply();
     opt.replicated->step(step.params, mean.values.data());
     return session.process_ring && step.rank == 0 ? squared_norm(mean.values.data(), step.count)
                                                   : 0.0;

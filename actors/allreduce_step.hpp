@@ -35,12 +35,12 @@
 // Deadlines and aborts: every reduction carries the session's deadline (the job's step deadline)
 // and its abort_signal. The job aborts the session when the step can no longer complete (the job
 // fails or is cancelled; a new generation opened with open_generation aborts the old session too):
-// workers blocked in it get collective_error(aborted) within a few milliseconds and drop the
-// step. After an abort the replicas may differ (some may have applied), which is why this mode
-// fails the job on a lost member instead of going on (actors/job_sync.hpp): going on would need
-// a re-sync of the replicas from rank 0 or a checkpoint first.
+// workers blocked in it get collective_error(aborted) within a few milliseconds, drop the step
+// and say so (reduce_dropped). After an abort the replicas may differ (some may have applied);
+// the job makes them one again before it goes on (actors/job_reduce_recovery.hpp).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -134,6 +134,9 @@ struct replica_step {
   std::size_t count = 0;
   // Set when the worker's replica also lives in an agent, which holds the gradient.
   const agent_part* agent = nullptr;
+  // Called between the reduction and the optimizer (fault injection's `kill` in phase apply);
+  // what it throws leaves the replica unapplied.
+  std::function<void()> before_apply;
 };
 
 // Allreduce + optimizer on this worker's replica. Throws collectives::collective_error

@@ -145,6 +145,22 @@ fault_effect inject(stateful<worker_state>* self, std::int64_t step) {
   return fault_effect::none;
 }
 
+std::string kill_text(std::int64_t step, fault_phase phase) {
+  return "injected kill at step " + std::to_string(step) +
+         (phase == fault_phase::compute ? std::string() : " (" + std::string(name_of(phase)) + ")");
+}
+
+// A `kill` of the plan in `phase` of the step (reduce, apply; compute is inject's): the worker
+// quits. True when it did.
+bool injected_kill(stateful<worker_state>* self, std::int64_t step, fault_phase phase) {
+  auto& st = self->state;
+  if (!st.setup->faults ||
+      !st.setup->faults->fire(st.setup->device.name, st.setup->group, step, phase))
+    return false;
+  self->quit(crash_failure(kill_text(step, phase)));
+  return true;
+}
+
 // Runs the gathered slice of `cmd` and reports it to the job.
 // `parked`: the slice waited for the parameters, so the step was ready when they were published;
 // so was an early slice (compute_cmd::early) whose worker only got to it after that.
@@ -157,6 +173,10 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   // holds the first one's buffer.
   if (st.computed_step == cmd.step)
     st.grad = std::make_shared<std::vector<float>>(st.model->param_count(), 0.0f);
+  // A replica in an agent computes a step twice only when the step runs again (a process ring
+  // never regroups slices): the agent would add the new gradient to the one it kept, so it
+  // gets its replica anew, which drops that.
+  if (st.in_agent && st.computed_step == cmd.step) st.in_agent->desync();
   models::batch b;
   b.x = st.x.data();
   b.size = static_cast<std::size_t>(cmd.count);
@@ -259,19 +279,22 @@ bool member_index(const worker_state& st, const allreduce_session& session, repl
   return true;
 }
 
+enum class reduce_result { applied, dropped, failed };
+
 template <class F>
-bool reduce_guarded(stateful<worker_state>* self, F&& f) {
+reduce_result reduce_guarded(stateful<worker_state>* self, F&& f) {
   try {
     f();
   } catch (const collectives::collective_error& e) {
     // Aborted: the job ends or moved to a new generation and no longer waits for this step.
-    if (e.kind() != collectives::failure_kind::aborted) self->quit(crash_failure(e.what()));
-    return false;
+    if (e.kind() == collectives::failure_kind::aborted) return reduce_result::dropped;
+    self->quit(crash_failure(e.what()));
+    return reduce_result::failed;
   } catch (const std::exception& e) {
     self->quit(crash_failure(e.what()));
-    return false;
+    return reduce_result::failed;
   }
-  return true;
+  return reduce_result::applied;
 }
 
 }  // namespace
@@ -336,9 +359,16 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       [=](const msg::reduce_cmd& cmd, const msg::local_ref<allreduce_session>& session) {
         auto& st = self->state;
         if (!st.gate.follow(cmd) || !session || hold_back(self, cmd, session)) return;
+        if (injected_kill(self, cmd.step, fault_phase::reduce)) return;
         auto& replica = replica_of(st);
         auto rs = replica_step_of(st, cmd);
         if (!member_index(st, *session, rs)) return;
+        rs.before_apply = [self, step = cmd.step] {
+          if (self->state.setup->faults &&
+              self->state.setup->faults->fire(self->state.setup->device.name,
+                                              self->state.setup->group, step, fault_phase::apply))
+            throw runtime_failure(kill_text(step, fault_phase::apply));
+        };
         rs.total_samples = cmd.total_samples;
         // After a member failed mid-step the job says what this member contributes (the sum of
         // the slices it computed, perhaps with the failed member's).
@@ -356,7 +386,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
           rs.agent = &*part;
           rs.grad = nullptr;
         }
-        const bool ok = reduce_guarded(self, [&] {
+        const auto result = reduce_guarded(self, [&] {
           try {
             grad_sq = allreduce_and_apply(replica, *session, rs);
             if (st.in_agent) st.in_agent->finish_reduce();
@@ -365,7 +395,12 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
             throw;
           }
         });
-        if (!ok) return;
+        // Aborted (a member was lost): this replica did not apply. Said so that the job knows
+        // whether any member did (it then copies that replica over the others) or none (it runs
+        // the step again).
+        if (result == reduce_result::dropped)
+          self->send(job, msg::reduce_dropped{cmd.job, cmd.generation, cmd.step, st.rank});
+        if (result != reduce_result::applied) return;
         msg::applied done{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1};
         done.grad_sq = grad_sq;
         self->send(job, done);
@@ -381,7 +416,8 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         }
         auto rs = replica_step_of(st, cmd);
         if (!member_index(st, *session, rs)) return;
-        if (!reduce_guarded(self, [&] { local_step_apply(*st.local, *session, rs, cmd.average); }))
+        if (reduce_guarded(self, [&] { local_step_apply(*st.local, *session, rs, cmd.average); }) !=
+            reduce_result::applied)
           return;
         self->send(job, msg::applied{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1});
       },

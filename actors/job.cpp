@@ -103,6 +103,7 @@ caf::message_handler stepping(job_self self) {
         on_step_done(self, m, g);
       },
       [=](const msg::applied& m) { on_applied(self, m); },
+      [=](const msg::reduce_dropped& m) { on_reduce_dropped(self, m); },
       [=](const msg::split_decision& d) { on_split_decision(self, d); },
       [=](const msg::ckpt_part& m, const msg::local_ref<ckpt_shard_part>& part) {
         checkpoint_part(self, m, part);

@@ -4,6 +4,7 @@
 
 #include "actors/job_leave_out.hpp"
 #include "actors/job_messages.hpp"
+#include "actors/job_reduce_recovery.hpp"
 #include "actors/job_steps.hpp"
 #include "actors/specs.hpp"
 
@@ -125,9 +126,10 @@ std::optional<std::string> on_worker_down(job_self self, const msg::worker_down&
   if (m.job != st.gate.job() || m.rank < 0 || static_cast<std::size_t>(m.rank) >= st.workers.size())
     return std::nullopt;
   note_detection(self, static_cast<std::size_t>(m.rank));
-  if (m.bad_input || m.action == failure_policy::fail_job || !st.sync->survives_member_loss() ||
-      (st.pending_applied > 0 && !st.sync->survives_loss_while_reducing()))
+  if (m.bad_input || m.action == failure_policy::fail_job || !st.sync->survives_member_loss())
     return unhandled_failure(self, m);
+  const bool live = step_live(self);
+  const bool reducing = st.pending_applied > 0;
   leave_out_abandon(self);
   down_event e;
   e.rank = m.rank;
@@ -135,9 +137,22 @@ std::optional<std::string> on_worker_down(job_self self, const msg::worker_down&
   e.restart = m.action == failure_policy::restart;
   e.reason = m.reason;
   e.decision = m.decision;
-  const auto c = st.mem.on_down(e, now_s(self), st.weights);
+  auto c = st.mem.on_down(e, now_s(self), st.weights);
   if (c.fail) return c.fail;
+  // A member lost while the step computes, where the survivors cannot take its slices: the
+  // whole step runs again (actors/job_reduce_recovery.hpp) instead.
+  const bool rerun = c.new_generation && live && !reducing && !st.sync->regroups_lost_slices();
+  if (rerun) {
+    c.replan.clear();
+    c.replan_log.clear();
+    c.arm_deadline = false;
+  }
   apply(self, c, m.generation);
+  if (c.new_generation && reducing && st.sync->recovers_lost_reduction())
+    reduce_recovery_begin(self, m.rank);
+  else if (rerun)
+    rerun_step(self, "worker " + st.workers[static_cast<std::size_t>(m.rank)].name +
+                         " was lost while the step computes and its slices cannot be regrouped");
   return std::nullopt;
 }
 

@@ -23,6 +23,10 @@ namespace troupe::actors {
 
 enum class job_phase { loading, spawning, probing, running, draining, evaluating, done };
 
+// A member's answer to the step's reduction (sync: allreduce): none (not sent one), waiting,
+// applied, dropped (its reduction was aborted), lost (failed before it answered).
+enum class reduce_answer : std::uint8_t { none, waiting, applied, dropped, lost };
+
 struct worker_slot {
   std::string name;  // GROUP/INDEX
   std::string group;
@@ -86,6 +90,10 @@ struct job_state {
   msg::step_plan plan;
   msg::local_ref<msg::index_list> indices;  // the step in flight's (re-planned slices use them)
   int pending_applied = 0;
+  // sync: allreduce: how each member the step's reduction went to answered, by rank, and whether
+  // a member was lost while they reduced (actors/job_reduce_recovery.hpp).
+  std::vector<reduce_answer> reduce_answers;
+  bool reduce_recovering = false;
   double step_grad_sq = 0.0;  // ps: the shards' parts of |G_B|^2 of this step
   std::vector<std::shared_ptr<const msg::grad_buffer>> grads;  // by rank, this step
   models::step_stats step_stats;

@@ -9,6 +9,7 @@
 #include "actors/job_leave_out.hpp"
 #include "actors/job_membership.hpp"
 #include "actors/job_messages.hpp"
+#include "actors/job_reduce_recovery.hpp"
 #include "actors/rebalancer.hpp"
 #include "data/split.hpp"
 
@@ -194,6 +195,7 @@ void reduce(job_self self) {
   round.workers = &actors;
   round.last = st.step + 1 >= st.steps_total || time_is_up(self);
   st.pending_applied = st.sync->reduce(self, round);
+  reduce_answers_begin(self);
   // |G_B|^2: from the same sums (read-only) while the members reduce, or in parts with
   // `applied` (the last one closes the step's statistics).
   st.step_grad_sq = 0.0;
@@ -362,7 +364,21 @@ void on_applied(job_self self, const msg::applied& m) {
   if (m.step != st.step || st.pending_applied <= 0) return;
   ++st.progress;
   st.step_grad_sq += m.grad_sq;
+  if (reduce_answer_while_recovering(self, m.shard, reduce_answer::applied)) return;
   if (--st.pending_applied > 0) return;
+  step_applied(self);
+}
+
+void on_reduce_dropped(job_self self, const msg::reduce_dropped& m) {
+  auto& st = self->state;
+  if (!st.gate.admit_since(m, st.reduce_generation)) return;
+  if (m.step != st.step || st.pending_applied <= 0) return;
+  ++st.progress;
+  reduce_answer_while_recovering(self, m.rank, reduce_answer::dropped);
+}
+
+void step_applied(job_self self) {
+  auto& st = self->state;
   if (st.sync->grad_norm_from_applied()) st.stats.end_step(st.step_grad_sq);
   // A checkpoint still being written holds this step back (actors/checkpoint_cycle.hpp).
   if (checkpoint_hold(self, [self] { complete_step(self); })) return;

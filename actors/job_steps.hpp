@@ -10,6 +10,10 @@ void start_running(job_self self);
 void on_step_plan(job_self self, msg::step_plan& plan, msg::local_ref<msg::index_list>& indices);
 void on_step_done(job_self self, const msg::step_done& m, msg::local_ref<msg::grad_buffer>& grad);
 void on_applied(job_self self, const msg::applied& m);
+// sync: allreduce: a member's reduction was aborted (actors/job_reduce_recovery.hpp).
+void on_reduce_dropped(job_self self, const msg::reduce_dropped& m);
+// Every member applied the step in flight: complete it (once a checkpoint being written landed).
+void step_applied(job_self self);
 void on_split_decision(job_self self, const msg::split_decision& d);
 void on_eval_done(job_self self, const msg::eval_done& m);
 // Asks the distributor for the plan of `step`.

@@ -25,10 +25,9 @@
 //   end            the job ends: stop or abort what the mode started; a reason when a completed
 //                  run is inconsistent
 // Member loss and checkpoints are only supported where the mode says so (survives_member_loss,
-// checkpoints): allreduce survives a member lost while the step computes, in one process and with
-// the replicated optimizer (the survivors compute its slices and contribute them at the
-// reduction); local, a process ring and a loss during the reduction fail the job; the
-// distributed optimizer form takes no checkpoints.
+// checkpoints): allreduce survives a lost member with the replicated optimizer, at any point of
+// the step and through a process ring too (actors/job_reduce_recovery.hpp); local fails the
+// job; the distributed optimizer form takes no checkpoints.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -92,9 +91,14 @@ class job_sync {
   // May the job stop on max_seconds after the step just applied?
   virtual bool may_stop_on_time() const { return true; }
   virtual bool survives_member_loss() const { return false; }
-  // Also while the members reduce (after reduce, before every `applied`)? allreduce: no, the
-  // survivors wait in the collective for the lost member's part.
-  virtual bool survives_loss_while_reducing() const { return survives_member_loss(); }
+  // A member lost while the step computes: do the survivors compute its slices and does the
+  // reduction take them (ps; allreduce in one process, through `regroup`)? Otherwise the step
+  // runs again over the survivors (actors/job_reduce_recovery.hpp).
+  virtual bool regroups_lost_slices() const { return true; }
+  // A member lost while the members reduce: the job waits for every survivor's `applied` or
+  // `reduce_dropped`, then completes the step or runs it again (allreduce). ps needs none of
+  // this: the shards reduce what they were sent, whoever is lost.
+  virtual bool recovers_lost_reduction() const { return false; }
   virtual bool checkpoints() const { return false; }
   // May a due checkpoint be taken at this step boundary? (local: only right after an average,
   // when every replica holds the same parameters; a due capture waits for the next one.)

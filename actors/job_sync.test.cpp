@@ -36,6 +36,8 @@ TEST_CASE("ps: one store for every rank; survives a lost member; checkpoints nee
   CHECK(s->params_for(0, store) == store);
   CHECK(s->params_for(2, store) == store);
   CHECK(s->survives_member_loss());
+  CHECK(s->regroups_lost_slices());
+  CHECK_FALSE(s->recovers_lost_reduction());  // the shards reduce what they were sent
   CHECK(s->grad_norm_from_applied());
   CHECK_FALSE(s->checkpoints());  // no shard was started
   CHECK(s->may_stop_on_time());
@@ -53,14 +55,23 @@ TEST_CASE("allreduce: a replica per rank, published together, checked at the end
   CHECK(r0 == store);
   REQUIRE(r1 != store);
   CHECK(r1->values == store->values);
-  // A member lost while the step computes: the survivors take its slices (replicated form, no
-  // replica in an agent); not while the members reduce.
+  // A lost member: while the step computes the survivors take its slices (no replica in an
+  // agent); while the members reduce the job recovers from their answers.
   CHECK(s->survives_member_loss());
-  CHECK_FALSE(s->survives_loss_while_reducing());
+  CHECK(s->recovers_lost_reduction());
+  s->open_generation(nullptr, 1, 1, {{true, true}, {false, false}}, true);
+  CHECK(s->regroups_lost_slices());
+  // A replica in an agent: the agents hold their gradients, so a step that lost a member runs
+  // again instead.
+  s->open_generation(nullptr, 1, 2, {{true, true}, {false, true}}, false);
+  CHECK(s->survives_member_loss());
+  CHECK_FALSE(s->regroups_lost_slices());
   auto distributed_loss = job();
   distributed_loss.optimizer.form = optimizer_form::distributed;
   CHECK_FALSE(make_allreduce_sync(distributed_loss, 30.0)->survives_member_loss());
+  CHECK_FALSE(make_allreduce_sync(distributed_loss, 30.0)->recovers_lost_reduction());
   CHECK_FALSE(make_local_sync(job(2), 30.0)->survives_member_loss());
+  CHECK_FALSE(make_local_sync(job(2), 30.0)->recovers_lost_reduction());
   // Replicas are equal after a step: one member's copy is a checkpoint (replicated form only).
   CHECK(s->checkpoints());
   auto distributed = job();

@@ -66,14 +66,16 @@ class allreduce_sync : public job_sync {
       in_agents_ = in_agents_ || (m.member[r] && m.in_agent[r]);
   }
 
-  // A member lost while the step computes: the others compute its slices (membership), and
-  // regroup() makes each contribute what it computed. Not through a process ring (the agents
-  // hold their gradients), not with the distributed optimizer (a member's moments are its own,
-  // so a restarted one cannot be brought back to the others'), not while the members reduce.
+  // A lost member, with the replicated optimizer (with the distributed form a member's moments
+  // are its own, so a restarted one cannot be brought back to the others'). While the step
+  // computes in one process the others compute its slices (membership) and regroup() makes
+  // each contribute what it computed; through a process ring the agents hold their gradients,
+  // so the step runs again. While the members reduce, the job recovers from their answers.
   bool survives_member_loss() const override {
-    return cfg_.optimizer.form == optimizer_form::replicated && !in_agents_;
+    return cfg_.optimizer.form == optimizer_form::replicated;
   }
-  bool survives_loss_while_reducing() const override { return false; }
+  bool regroups_lost_slices() const override { return !in_agents_; }
+  bool recovers_lost_reduction() const override { return survives_member_loss(); }
 
   int reduce(caf::event_based_actor* self, const reduce_round& round) override {
     // Every member reduces, one without samples this step too (replicas stay equal).
@@ -228,6 +230,7 @@ class local_sgd_sync final : public allreduce_sync {
   std::shared_ptr<replica_optimizer> optimizer_for(std::size_t) override { return nullptr; }
   bool bring_up_to_date(std::size_t, std::size_t) override { return false; }
   bool survives_member_loss() const override { return false; }
+  bool recovers_lost_reduction() const override { return false; }
 
   // Stop on time only after an average: the step deciding it saw the time was up.
   bool may_stop_on_time() const override { return averaging_; }

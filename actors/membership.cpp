@@ -236,6 +236,13 @@ bool membership::join_at_boundary() {
   return any;
 }
 
+void membership::abandon_step() {
+  for (auto& q : owed_) q.clear();
+  orphans_.clear();
+  results_.clear();
+  step_failed_ = true;
+}
+
 void membership::step_completed(std::int64_t planned, std::int64_t computed, double now) {
   for (double t : open_recoveries_) report_.recovery_ms.push_back((now - t) * 1e3);
   open_recoveries_.clear();

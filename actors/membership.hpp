@@ -150,6 +150,10 @@ class membership {
   bool set_aside(std::int32_t rank);
   // A set-aside rank joins at the next boundary (join_at_boundary); false when it is not aside.
   bool bring_back(std::int32_t rank);
+  // The step in flight runs again from its plan (a mode that cannot re-plan a lost member's
+  // slices, or a reduction no member applied): nothing is owed or kept of it; the job begins it
+  // again with begin_step.
+  void abandon_step();
   // The step in flight was applied: `planned` samples, `computed` of them reached the sum.
   void step_completed(std::int64_t planned, std::int64_t computed, double now);
 

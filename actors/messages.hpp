@@ -5,7 +5,7 @@
 //
 // Families:
 //   gradient  : plan_request, step_plan, compute_cmd, go_step, step_done, reduce_cmd, local_cmd,
-//               applied, eval_cmd, eval_done, probe_cmd, probe_done
+//               applied, reduce_dropped, eval_cmd, eval_done, probe_cmd, probe_done
 //   priority  : sample_losses (data priority)
 //   load      : step_metrics, split_update, split_decision, share_member, share_decision,
 //               share_update
@@ -136,6 +136,17 @@ struct applied {
   // anyway; the job adds the shards' parts for the noise scale instead of re-reading every
   // worker's buffer on its own thread while the shards reduce. 0 from allreduce members.
   double grad_sq = 0.0;
+};
+
+// allreduce member -> job: the step's reduction was aborted before this member applied it (the
+// job opened a new generation: a member was lost). Its replica is as it was before the step. The
+// job waits for every surviving member's `applied` or `reduce_dropped` before it decides how the
+// step goes on (actors/job_reduce_recovery.hpp).
+struct reduce_dropped {
+  job_id job = 0;
+  generation_id generation = 0;
+  std::int64_t step = 0;
+  std::int32_t rank = 0;
 };
 
 // job -> device_worker: evaluate test rows [offset, offset + count).
@@ -445,6 +456,7 @@ TROUPE_INSPECT(step_done, x.job, x.generation, x.step, x.rank, x.samples, x.loss
 TROUPE_INSPECT(reduce_cmd, x.job, x.generation, x.step, x.ranks, x.total_samples)
 TROUPE_INSPECT(local_cmd, x.job, x.generation, x.step, x.ranks, x.average)
 TROUPE_INSPECT(applied, x.job, x.generation, x.step, x.shard, x.version, x.grad_sq)
+TROUPE_INSPECT(reduce_dropped, x.job, x.generation, x.step, x.rank)
 TROUPE_INSPECT(eval_cmd, x.job, x.generation, x.version, x.rank, x.offset, x.count)
 TROUPE_INSPECT(eval_done, x.job, x.generation, x.rank, x.samples, x.loss_sum, x.correct)
 TROUPE_INSPECT(probe_cmd, x.job, x.generation, x.rank, x.batch, x.steps)
@@ -562,4 +574,5 @@ CAF_ADD_TYPE_ID(troupe, (troupe::msg::host_answer))
 CAF_ADD_ATOM(troupe, troupe::msg, group_up_atom, "groupup")
 CAF_ADD_ATOM(troupe, troupe::msg, interrupt_atom, "interrupt")
 CAF_ADD_ATOM(troupe, troupe::msg, agent_leave_atom, "agentleave")
+CAF_ADD_TYPE_ID(troupe, (troupe::msg::reduce_dropped))
 CAF_END_TYPE_ID_BLOCK(troupe)

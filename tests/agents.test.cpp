@@ -306,7 +306,7 @@ namespace {
 // A job that trains on a local group and on group `far`, hosted by an agent in the other
 // namespace: about 600 steps of 10 ms (fixed-speed sim devices), long enough to cut the link
 // in the middle.
-std::string write_partition_config() {
+std::string write_partition_config(const std::string& sync) {
   const auto path = scratch / "partition.yaml";
   std::ofstream(path)
       << "cluster:\n  groups:\n"
@@ -317,6 +317,9 @@ std::string write_partition_config() {
          "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 6400}}\n"
          "    model: {kind: mlp, hidden: [32]}\n"
          "    optimizer: {kind: sgd, lr: 0.05}\n    batch: 64\n    epochs: 6\n"
+         "    sync: "
+      << sync
+      << "\n"
          "    supervision: {crash: migrate, hang: migrate, lost-group: migrate}\n"
          "    seed: 3\n    deterministic: true\n";
   return path.string();
@@ -338,9 +341,10 @@ bool file_says(const std::filesystem::path& file, const std::string& text, doubl
 // (optional) is applied once the job trains and undone once the control process lost the agent.
 // Returns the job's report.
 nlohmann::json train_across(const troupe::apps::netns_pair& net, const std::string& name,
-                            const std::function<bool(bool)>& cut) {
+                            const std::function<bool(bool)>& cut,
+                            const std::string& sync = "{mode: ps}") {
   const auto report = scratch / (name + "-report.json");
-  const std::vector<std::string> args{"run",       write_partition_config(),
+  const std::vector<std::string> args{"run",       write_partition_config(sync),
                                       "--listen",  net.control() + ":0",
                                       "--token",   "partition-test",
                                       "--report",  report.string(),
@@ -393,4 +397,24 @@ TEST_CASE("a group in a partitioned agent: the job goes on without it, losing no
     // the float sums (the parameters themselves are compared in tests/remote_groups).
     CHECK(std::abs(j["test_loss"].get<double>() - loss) <= 1e-4 * std::abs(loss));
   }
+}
+
+TEST_CASE("allreduce over tcp between namespaces: a partitioned agent's replica is left behind") {
+  // The ring's other rank is cut off: the step it was in runs again (or completes, if the
+  // control process applied it) and the job goes on in one process.
+  const troupe::apps::netns_pair net;
+  if (!net.ok()) return skip_without_namespaces();
+  const std::string sync = "{mode: allreduce}";
+  const auto clean = train_across(net, "ring-none", {}, sync);
+  REQUIRE(clean["status"] == "completed");
+  REQUIRE(clean["sync"].contains("process_ring"));
+  CHECK(clean["sync"]["process_ring"]["transport"] == "tcp");
+  const auto j = train_across(
+      net, "ring-drop", [&](bool on) { return net.drop_b(on); }, sync);
+  REQUIRE(j["status"] == "completed");
+  CHECK(j["steps"] == clean["steps"]);
+  CHECK(j["faults"]["lost_steps"] == 0);
+  CHECK(j["faults"]["failures"].get<int>() >= 1);
+  const double loss = clean["test_loss"].get<double>();
+  CHECK(std::abs(j["test_loss"].get<double>() - loss) <= 1e-4 * std::abs(loss));
 }

@@ -1,7 +1,9 @@
-// `sync: allreduce` losing a member while a step computes: the survivors compute its slices and
-// contribute them at the reduction (each member the sum of the slices it computed), so no step
-// is lost and the run trains the model the fault-free run trains, whether the lost worker is
-// restarted (it rejoins at a step boundary with a member's replica and optimizer state) or
+// `sync: allreduce` losing a member. While a step computes, the survivors compute its slices and
+// contribute them at the reduction (each member the sum of the slices it computed). While the
+// members reduce, the job hears from every survivor whether it applied the step: when one did,
+// the others take its replica; when none did, the step runs again over the survivors. Either way
+// no step is lost and the run trains the model the fault-free run trains, whether the lost worker
+// is restarted (it rejoins at a step boundary with a member's replica and optimizer state) or
 // migrated away. The end-of-run replica check is part of `completed`.
 #include <doctest/doctest.h>
 
@@ -66,6 +68,33 @@ TEST_CASE("allreduce: rank 0 migrated away: the job's copy of the parameters fol
           "    supervision: {crash: migrate}\n");
   CHECK(r.faults.migrations == 1);
   CHECK(r.workers[0].steps == 10);
+  check_same_model(r);
+  CHECK(r.test_loss == doctest::Approx(baseline().test_loss).epsilon(1e-4));
+}
+
+TEST_CASE("allreduce: a worker killed as the reduction reaches it: the step runs again") {
+  // It never contributes, so nobody can complete the reduction: every survivor drops it.
+  const auto r = run("      - {step: 20, action: kill, target: cpu/1, phase: reduce}\n");
+  CHECK(r.faults.injected == 1);
+  CHECK(r.faults.failures_by_class.at("crash") == 1);
+  CHECK(r.faults.restarts >= 1);
+  check_same_model(r);
+}
+
+TEST_CASE("allreduce: a worker killed after the reduction, before it applies: the others did") {
+  const auto r =
+      run("      - {step: 20, action: kill, target: slow/0, phase: apply}\n"
+          "    supervision: {crash: migrate}\n");
+  CHECK(r.faults.injected == 1);
+  CHECK(r.faults.migrations == 1);
+  // Steps 0-20 computed; step 20 counts, since the others applied its reduction.
+  CHECK(r.workers[2].steps == 21);
+  check_same_model(r);
+}
+
+TEST_CASE("allreduce: rank 0 killed as the reduction reaches it, restarted") {
+  const auto r = run("      - {step: 30, action: kill, target: cpu/0, phase: reduce}\n");
+  CHECK(r.faults.failures_by_class.at("crash") == 1);
   check_same_model(r);
   CHECK(r.test_loss == doctest::Approx(baseline().test_loss).epsilon(1e-4));
 }

@@ -208,6 +208,36 @@ TEST_CASE("an agent killed with SIGKILL at step 50: the job completes with no lo
   check_same_model(hurt.job);
 }
 
+TEST_CASE("allreduce through the process ring: an agent killed with SIGKILL at step 50") {
+  // The agents hold their gradients: a step that lost a member runs again over the survivors;
+  // lost while the ring reduces, the survivors say whether they applied it first. Migrated away,
+  // then restarted on the child agent started again (its replica brought to the members').
+  for (const std::string supervision : {"{crash: migrate}", "{crash: restart}"}) {
+    CAPTURE(supervision);
+    const auto hurt = run(config_text("separate", "{mode: allreduce}", supervision), 50,
+                          [](pid_t pid) { ::kill(pid, SIGKILL); });
+    check_completed(hurt.job);
+    CHECK(hurt.job.faults.failures_by_class.count("crash") == 1);
+    REQUIRE(hurt.job.sync.process_ring);
+    check_same_model(hurt.job);
+  }
+}
+
+TEST_CASE("allreduce through the process ring: a worker killed as the ring reaches it, or after") {
+  // An injected kill ends the agent member's worker in the control process at a chosen phase of
+  // the step; its agent lives on, and the restarted worker is hosted on it again.
+  for (const std::string phase : {"reduce", "apply"}) {
+    CAPTURE(phase);
+    std::string yaml = config_text("separate", "{mode: allreduce}", "{crash: restart}");
+    yaml += "    faults: [{step: 50, action: kill, target: a/0, phase: " + phase + "}]\n";
+    const auto hurt = run(yaml);
+    check_completed(hurt.job);
+    CHECK(hurt.job.faults.injected == 1);
+    CHECK(hurt.job.faults.failures_by_class.count("crash") == 1);
+    check_same_model(hurt.job);
+  }
+}
+
 TEST_CASE("a killed child agent is started again, and its worker restarted on it") {
   const auto hurt = run(config_text("separate", ps_sync, "{crash: restart}"), 50,
                         [](pid_t pid) { ::kill(pid, SIGKILL); });
@@ -224,18 +254,21 @@ TEST_CASE("a killed child agent is started again, and its worker restarted on it
 }
 
 TEST_CASE("an agent stopped with SIGSTOP for 5 s at step 50: the job completes with no lost step") {
-  std::thread resume;
-  const auto hurt = run(config_text("separate", ps_sync), 50, [&](pid_t pid) {
-    ::kill(pid, SIGSTOP);
-    resume = std::thread([pid] {
-      std::this_thread::sleep_for(std::chrono::seconds(5));
-      ::kill(pid, SIGCONT);
+  for (const std::string& sync : {ps_sync, std::string("{mode: allreduce}")}) {
+    CAPTURE(sync);
+    std::thread resume;
+    const auto hurt = run(config_text("separate", sync), 50, [&](pid_t pid) {
+      ::kill(pid, SIGSTOP);
+      resume = std::thread([pid] {
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        ::kill(pid, SIGCONT);
+      });
     });
-  });
-  if (resume.joinable()) resume.join();
-  check_completed(hurt.job);
-  CHECK(hurt.job.faults.failures >= 1);
-  check_same_model(hurt.job);
+    if (resume.joinable()) resume.join();
+    check_completed(hurt.job);
+    CHECK(hurt.job.faults.failures >= 1);
+    check_same_model(hurt.job);
+  }
 }
 
 namespace {
