@@ -162,16 +162,24 @@ std::shared_ptr<replica_optimizer> job_allreduce::optimizer(std::size_t rank) co
   return rank < optimizers_.size() ? optimizers_[rank] : nullptr;
 }
 
-void job_allreduce::copy_replica(std::size_t from, std::size_t to) {
-  if (from == to || from >= replicas_.size() || to >= replicas_.size()) return;
+void job_allreduce::copy_params(std::size_t from, std::size_t to) {
+  if (from == to || from >= replicas_.size() || to >= replicas_.size() || !replicas_[from] ||
+      !replicas_[to])
+    return;
   auto& dst = *replicas_[to];
   const auto& src = *replicas_[from];
   dst.values = src.values;
   dst.version.store(src.version.load());
+}
+
+void job_allreduce::copy_replica(std::size_t from, std::size_t to) {
+  if (from == to || from >= replicas_.size() || to >= replicas_.size()) return;
+  copy_params(from, to);
   const auto& so = *optimizers_[from];
   auto& d = *optimizers_[to];
   if (so.replicated) {
-    d.replicated = models::make_optimizer(optimizer_spec_of(cfg_.optimizer), dst.values.size());
+    d.replicated =
+        models::make_optimizer(optimizer_spec_of(cfg_.optimizer), replicas_[to]->values.size());
     d.replicated->load_state(so.replicated->state());
     d.resume.reset();
   } else {

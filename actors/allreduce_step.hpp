@@ -66,8 +66,9 @@ struct reduce_outcome {
   double total_weight = 0.0;
 };
 
-struct agent_part;   // actors/process_ring.hpp
-struct ring_record;  // actors/process_ring.hpp
+struct agent_part;     // actors/process_ring.hpp
+struct local_replica;  // actors/local_step.hpp
+struct ring_record;    // actors/process_ring.hpp
 
 // The transport seam. Rank r calls from its own thread only; all members make the same calls in
 // the same order. Throws collectives::collective_error.
@@ -112,6 +113,14 @@ struct allreduce_session {
   // every member contributes its own buffer (every step without a failure).
   std::vector<std::shared_ptr<const std::vector<float>>> contribution;
   std::vector<std::int64_t> contribution_samples;
+  // sync: local, an averaging step: the replicas of ranks out of the membership that trained
+  // since the last average (a lost member's). Member 0 adds them to its part, weighted by their
+  // samples, so their training is not lost.
+  struct folded {
+    std::shared_ptr<param_store> params;
+    std::shared_ptr<local_replica> replica;
+  };
+  std::vector<folded> fold;
 };
 
 // A worker's optimizer replica (replicated form) or its local moments (distributed form).
@@ -134,9 +143,10 @@ struct replica_step {
   std::size_t count = 0;
   // Set when the worker's replica also lives in an agent, which holds the gradient.
   const agent_part* agent = nullptr;
-  // Called between the reduction and the optimizer (fault injection's `kill` in phase apply);
-  // what it throws leaves the replica unapplied.
+  // Called between the reduction and the optimizer (fault injection's `kill` in phase apply;
+  // sync: local, before the local step); what it throws leaves the replica unapplied.
   std::function<void()> before_apply;
+  std::int64_t step = -1;  // sync: local: the step (local_replica::stepped)
 };
 
 // Allreduce + optimizer on this worker's replica. Throws collectives::collective_error
@@ -160,6 +170,12 @@ class job_allreduce {
   // At a step boundary (no worker applies): rank `to` takes rank `from`'s parameters, version
   // and optimizer state. The job calls it for a rank that joins a running job.
   void copy_replica(std::size_t from, std::size_t to);
+  // The same, parameters and version only (sync: local, whose optimizer state is per replica).
+  void copy_params(std::size_t from, std::size_t to);
+  // Rank `rank`'s parameter store (null before replica() made it).
+  std::shared_ptr<param_store> store(std::size_t rank) const {
+    return rank < replicas_.size() ? replicas_[rank] : nullptr;
+  }
   // A new session for (job, generation) over the ranks r with `member[r]`; aborts the previous
   // one. `in_agent[r]`: rank r's replica lives in an agent (a process ring then reduces;
   // replicated optimizer form only); empty: none does.

@@ -279,6 +279,28 @@ bool member_index(const worker_state& st, const allreduce_session& session, repl
   return true;
 }
 
+// After a member failed mid-step the job says what each member contributes (the sum of the
+// slices it computed, perhaps with the failed member's).
+void contribute_as_told(const allreduce_session& session, replica_step& rs) {
+  if (session.contribution.empty()) return;
+  const auto m = static_cast<std::size_t>(rs.rank);
+  const auto& c = session.contribution.at(m);
+  rs.contributed = c != nullptr;
+  if (c) rs.grad = c->data();
+  rs.samples = c ? session.contribution_samples.at(m) : 0;
+}
+
+// A `kill` in phase apply: thrown between the reduction (or the local step's start) and the
+// optimizer, so the replica stays unapplied.
+std::function<void()> apply_kill(stateful<worker_state>* self, std::int64_t step) {
+  return [self, step] {
+    const auto& setup = *self->state.setup;
+    if (setup.faults &&
+        setup.faults->fire(setup.device.name, setup.group, step, fault_phase::apply))
+      throw runtime_failure(kill_text(step, fault_phase::apply));
+  };
+}
+
 enum class reduce_result { applied, dropped, failed };
 
 template <class F>
@@ -363,21 +385,9 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         auto& replica = replica_of(st);
         auto rs = replica_step_of(st, cmd);
         if (!member_index(st, *session, rs)) return;
-        rs.before_apply = [self, step = cmd.step] {
-          if (self->state.setup->faults &&
-              self->state.setup->faults->fire(self->state.setup->device.name,
-                                              self->state.setup->group, step, fault_phase::apply))
-            throw runtime_failure(kill_text(step, fault_phase::apply));
-        };
+        rs.before_apply = apply_kill(self, cmd.step);
         rs.total_samples = cmd.total_samples;
-        // After a member failed mid-step the job says what this member contributes (the sum of
-        // the slices it computed, perhaps with the failed member's).
-        if (!session->contribution.empty()) {
-          const auto& c = session->contribution.at(static_cast<std::size_t>(rs.rank));
-          rs.contributed = c != nullptr;
-          if (c) rs.grad = c->data();
-          rs.samples = c ? session->contribution_samples.at(static_cast<std::size_t>(rs.rank)) : 0;
-        }
+        contribute_as_told(*session, rs);
         double grad_sq = 0.0;
         std::optional<agent_part> part;
         if (st.in_agent) {
@@ -408,17 +418,30 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       // sync: local: a local step on this replica; every tau steps the parameter average.
       [=](const msg::local_cmd& cmd, const msg::local_ref<allreduce_session>& session) {
         auto& st = self->state;
-        if (!st.gate.admit(cmd) || !session || (cmd.average && hold_back(self, cmd, session)))
+        // follow: an average run again comes in the generation that replaced the step's.
+        if (!st.gate.follow(cmd) || !session || (cmd.average && hold_back(self, cmd, session)))
           return;
+        if (injected_kill(self, cmd.step, fault_phase::reduce)) return;
         if (!st.local) {
-          st.local = std::make_shared<local_replica>();
-          st.local->opt.resume = st.setup->resume_optimizer;
+          // The job's replica for this rank, kept across incarnations; the checkpoint's
+          // optimizer state until the optimizer is made.
+          st.local =
+              st.setup->local_state ? st.setup->local_state : std::make_shared<local_replica>();
+          if (!st.local->opt.replicated && !st.local->opt.resume)
+            st.local->opt.resume = st.setup->resume_optimizer;
         }
         auto rs = replica_step_of(st, cmd);
         if (!member_index(st, *session, rs)) return;
-        if (reduce_guarded(self, [&] { local_step_apply(*st.local, *session, rs, cmd.average); }) !=
-            reduce_result::applied)
-          return;
+        rs.step = cmd.step;
+        contribute_as_told(*session, rs);
+        rs.before_apply = apply_kill(self, cmd.step);
+        const auto result = reduce_guarded(self, [&] {
+          local_step_apply(*st.local, *session, rs, cmd.average || cmd.average_only,
+                           cmd.average_only);
+        });
+        if (result == reduce_result::dropped)
+          self->send(job, msg::reduce_dropped{cmd.job, cmd.generation, cmd.step, st.rank});
+        if (result != reduce_result::applied) return;
         self->send(job, msg::applied{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1});
       },
       // sync: allreduce checkpoints: after step `c.step` every replica (parameters and optimizer

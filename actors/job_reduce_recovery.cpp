@@ -12,29 +12,40 @@ std::string step_text(job_self self) {
   return "step " + std::to_string(self->state.step);
 }
 
-// Every surviving member answered: the step is done (a member applied) or runs again.
+// Every surviving member answered: the sync mode makes the replicas one, and the step is done,
+// runs again, or (local) runs its average again.
 void decide(job_self self) {
   auto& st = self->state;
-  const auto& answers = st.reduce_answers;
-  std::optional<std::size_t> from;  // a member that applied; a rank lost after applying will do
-  for (std::size_t r = 0; r < answers.size(); ++r) {
-    if (answers[r] == reduce_answer::waiting) return;
-    if (answers[r] == reduce_answer::applied &&
-        (!from || (st.mem.is_member(r) && !st.mem.is_member(*from))))
-      from = r;
-  }
+  for (auto a : st.reduce_answers)
+    if (a == reduce_answer::waiting) return;
   st.reduce_recovering = false;
-  if (!from) {
+  const auto r = st.sync->after_lost_reduction(st.reduce_answers, st.step);
+  using next = reduction_recovery::action;
+  if (r.next == next::rerun_step) {
     rerun_step(self, step_text(self) + ": no member applied the aborted reduction");
     return;
   }
-  int copied = 0;
-  for (std::size_t r = 0; r < answers.size(); ++r)
-    if (answers[r] == reduce_answer::dropped && st.sync->bring_up_to_date(r, *from)) ++copied;
-  log(self, step_text(self) + ": " + st.workers[*from].name +
-                " applied the reduction before it was aborted; " +
-                (copied > 0 ? std::to_string(copied) + " member(s) that had not take its replica"
-                            : std::string("so did every other survivor")));
+  if (r.next == next::rerun_average) {
+    log(self, step_text(self) +
+                  ": no member completed the aborted average; it runs again over the members");
+    auto cmd = tagged<msg::local_cmd>(self);
+    cmd.step = st.step;
+    std::vector<caf::actor> actors;
+    for (const auto& w : st.workers) actors.push_back(w.actor);
+    st.reduce_generation = st.gate.generation();
+    st.pending_applied = st.sync->rerun_average(self, cmd, actors);
+    reduce_answers_begin(self);
+    return;
+  }
+  const auto from = static_cast<std::size_t>(r.from);
+  if (r.from >= 0 && from < st.workers.size())
+    log(self,
+        step_text(self) + ": " + st.workers[from].name +
+            " applied the reduction before it was aborted; " +
+            (r.copied > 0 ? std::to_string(r.copied) + " member(s) that had not take its replica"
+                          : std::string("so did every other survivor")));
+  else
+    log(self, step_text(self) + ": the survivors applied it");
   st.pending_applied = 0;
   step_applied(self);
 }
@@ -67,7 +78,7 @@ void reduce_recovery_begin(job_self self, std::int32_t rank) {
     st.reduce_answers[r] = reduce_answer::lost;
   if (!st.reduce_recovering)
     log(self, step_text(self) +
-                  ": a member was lost while the members reduce; the reduction is "
+                  ": a member was lost while the members reduce and apply; the reduction is "
                   "aborted, waiting for the others to say whether they applied it");
   st.reduce_recovering = true;
   decide(self);

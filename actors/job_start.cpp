@@ -141,6 +141,7 @@ std::shared_ptr<worker_setup> setup_of(job_self self, const group_slot& slot, in
   setup->params = st.sync->params_for(static_cast<std::size_t>(rank), st.store);
   setup->resume_optimizer = st.sync->replica_optimizer_state();
   setup->optimizer_replica = st.sync->optimizer_for(static_cast<std::size_t>(rank));
+  setup->local_state = st.sync->local_state_for(static_cast<std::size_t>(rank));
   for (const auto& f : st.faults->faults())
     if ((f.action == fault_action::slow || f.action == fault_action::delay) &&
         (f.target == w.group || f.target == w.name))

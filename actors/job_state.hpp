@@ -23,10 +23,6 @@ namespace troupe::actors {
 
 enum class job_phase { loading, spawning, probing, running, draining, evaluating, done };
 
-// A member's answer to the step's reduction (sync: allreduce): none (not sent one), waiting,
-// applied, dropped (its reduction was aborted), lost (failed before it answered).
-enum class reduce_answer : std::uint8_t { none, waiting, applied, dropped, lost };
-
 struct worker_slot {
   std::string name;  // GROUP/INDEX
   std::string group;

@@ -26,8 +26,9 @@
 //                  run is inconsistent
 // Member loss and checkpoints are only supported where the mode says so (survives_member_loss,
 // checkpoints): allreduce survives a lost member with the replicated optimizer, at any point of
-// the step and through a process ring too (actors/job_reduce_recovery.hpp); local fails the
-// job; the distributed optimizer form takes no checkpoints.
+// the step and through a process ring too, and local with the lost member's training folded into
+// the next average (actors/job_reduce_recovery.hpp); the distributed optimizer form survives no
+// loss and takes no checkpoints.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -57,6 +58,18 @@ struct generation_members {
 
 struct job_snapshot;
 class job_stats;
+struct local_replica;  // actors/local_step.hpp
+
+// A member's answer to the step's reduction (allreduce, local): none (not sent one), waiting,
+// applied, dropped (its reduction was aborted), lost (failed before it answered).
+enum class reduce_answer : std::uint8_t { none, waiting, applied, dropped, lost };
+
+// How a step whose reduction lost a member goes on, once every survivor answered.
+struct reduction_recovery {
+  enum class action { complete, rerun_step, rerun_average } next = action::rerun_step;
+  int from = -1;   // complete: the rank whose replica the others took (-1: none was needed)
+  int copied = 0;  // how many took it
+};
 
 // What a reduction needs from the job.
 struct reduce_round {
@@ -99,6 +112,20 @@ class job_sync {
   // `reduce_dropped`, then completes the step or runs it again (allreduce). ps needs none of
   // this: the shards reduce what they were sent, whoever is lost.
   virtual bool recovers_lost_reduction() const { return false; }
+  // Every surviving member answered the reduction of `step` (answers by rank): make the
+  // replicas one and say how the step goes on.
+  virtual reduction_recovery after_lost_reduction(const std::vector<reduce_answer>&, std::int64_t) {
+    return {};
+  }
+  // local: the average of the step in flight again, over the current members (their local step
+  // is applied); returns the number of `applied` to await.
+  virtual int rerun_average(caf::event_based_actor*, const msg::local_cmd&,
+                            const std::vector<caf::actor>&) {
+    return 0;
+  }
+  // local: the optimizer replica and training since the last average of `rank`, which the job
+  // owns (null: the worker makes its own).
+  virtual std::shared_ptr<local_replica> local_state_for(std::size_t) { return nullptr; }
   virtual bool checkpoints() const { return false; }
   // May a due checkpoint be taken at this step boundary? (local: only right after an average,
   // when every replica holds the same parameters; a due capture waits for the next one.)

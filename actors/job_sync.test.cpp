@@ -70,8 +70,16 @@ TEST_CASE("allreduce: a replica per rank, published together, checked at the end
   distributed_loss.optimizer.form = optimizer_form::distributed;
   CHECK_FALSE(make_allreduce_sync(distributed_loss, 30.0)->survives_member_loss());
   CHECK_FALSE(make_allreduce_sync(distributed_loss, 30.0)->recovers_lost_reduction());
-  CHECK_FALSE(make_local_sync(job(2), 30.0)->survives_member_loss());
-  CHECK_FALSE(make_local_sync(job(2), 30.0)->recovers_lost_reduction());
+  // local: the job owns each rank's replica and optimizer state, so a lost member's training
+  // joins the next average.
+  auto local = make_local_sync(job(2), 30.0);
+  CHECK(local->survives_member_loss());
+  CHECK(local->regroups_lost_slices());
+  CHECK(local->recovers_lost_reduction());
+  CHECK(local->local_state_for(1) != nullptr);
+  CHECK(local->local_state_for(1) == local->local_state_for(1));
+  CHECK(local->local_state_for(0) != local->local_state_for(1));
+  CHECK(s->local_state_for(0) == nullptr);
   // Replicas are equal after a step: one member's copy is a checkpoint (replicated form only).
   CHECK(s->checkpoints());
   auto distributed = job();

@@ -77,6 +77,21 @@ class allreduce_sync : public job_sync {
   bool regroups_lost_slices() const override { return !in_agents_; }
   bool recovers_lost_reduction() const override { return survives_member_loss(); }
 
+  // A member that applied had the whole step's mean (no reduction completes for anyone without
+  // every member's part): the ones that dropped take its replica. None applied: no replica
+  // changed, and the step runs again.
+  reduction_recovery after_lost_reduction(const std::vector<reduce_answer>& answers,
+                                          std::int64_t) override {
+    reduction_recovery out;
+    const auto from = applied_rank(answers);
+    if (!from) return out;
+    out.next = reduction_recovery::action::complete;
+    out.from = static_cast<int>(*from);
+    for (std::size_t r = 0; r < answers.size(); ++r)
+      if (answers[r] == reduce_answer::dropped && bring_up_to_date(r, *from)) ++out.copied;
+    return out;
+  }
+
   int reduce(caf::event_based_actor* self, const reduce_round& round) override {
     // Every member reduces, one without samples this step too (replicas stay equal).
     msg::local_ref<allreduce_session> session{replicas_.session()};
@@ -110,6 +125,20 @@ class allreduce_sync : public job_sync {
   }
 
  protected:
+  // A rank that applied the step's reduction: a member of the current generation if one did,
+  // else a rank lost after it applied (its replica is here all the same).
+  std::optional<std::size_t> applied_rank(const std::vector<reduce_answer>& answers) const {
+    std::optional<std::size_t> from;
+    const auto& index = replicas_.session()->index_of;
+    for (std::size_t r = 0; r < answers.size(); ++r) {
+      if (answers[r] != reduce_answer::applied) continue;
+      const bool member = r < index.size() && index[r] >= 0;
+      if (member) return r;
+      if (!from) from = r;
+    }
+    return from;
+  }
+
   // The generation's members among the workers (by rank): a rank still joining takes no part.
   std::vector<caf::actor> members_of(const std::vector<caf::actor>& workers) const {
     std::vector<caf::actor> out;
@@ -209,16 +238,81 @@ class local_sgd_sync final : public allreduce_sync {
     cmd.step = round.cmd.step;
     cmd.ranks = round.cmd.ranks;
     cmd.average = averaging_;
-    const msg::local_ref<allreduce_session> session{replicas_.session()};
+    // A member lost while the step computed: the survivors computed its slices, and each applies
+    // the sum of what it computed in its local step (as allreduce contributes it).
+    std::shared_ptr<const allreduce_session> session = replicas_.session();
+    if (auto regrouped = regroup(*session, round)) session = std::move(regrouped);
+    if (averaging_) session = with_fold(std::move(session));
+    remember_told(*session, round);
     members_ = members_of(*round.workers);
-    for (const auto& w : members_) self->send(w, cmd, session);
+    for (const auto& w : members_) self->send(w, cmd, msg::local_ref<allreduce_session>{session});
     return static_cast<int>(members_.size());
+  }
+
+  int rerun_average(caf::event_based_actor* self, const msg::local_cmd& cmd,
+                    const std::vector<caf::actor>& workers) override {
+    auto again = cmd;
+    again.average = true;
+    again.average_only = true;
+    averaging_ = true;
+    const auto session = with_fold(replicas_.session());
+    members_ = members_of(workers);
+    for (const auto& w : members_) self->send(w, again, msg::local_ref<allreduce_session>{session});
+    return static_cast<int>(members_.size());
+  }
+
+  std::shared_ptr<local_replica> local_state_for(std::size_t rank) override {
+    if (locals_.size() <= rank) locals_.resize(rank + 1);
+    if (!locals_[rank]) locals_[rank] = std::make_shared<local_replica>();
+    return locals_[rank];
+  }
+
+  // A lost member's replica is the job's: its training since the last average joins the next
+  // one (fold), and a restarted worker goes on with its optimizer state.
+  bool survives_member_loss() const override { return true; }
+  bool regroups_lost_slices() const override { return true; }
+  bool recovers_lost_reduction() const override { return true; }
+
+  // Lost while the members apply:
+  // - a lost member that had not applied its local step gets it from the job, which holds its
+  //   gradient sum and its replica, so its samples are trained;
+  // - a step without an average is then complete (the survivors applied theirs alone);
+  // - an average that a member completed had every member's part: the others take its
+  //   parameters (their optimizer state is their own), and the lost one's part is in it;
+  // - an average that nobody completed runs again over the survivors, folding the lost
+  //   replica in.
+  reduction_recovery after_lost_reduction(const std::vector<reduce_answer>& answers,
+                                          std::int64_t step) override {
+    for (std::size_t r = 0; r < answers.size(); ++r)
+      if (answers[r] == reduce_answer::lost) apply_local_step(r, step);
+    reduction_recovery out;
+    out.next = reduction_recovery::action::complete;
+    if (!averaging_) return out;
+    const auto from = applied_rank(answers);
+    if (!from) {
+      out.next = reduction_recovery::action::rerun_average;
+      return out;
+    }
+    out.from = static_cast<int>(*from);
+    for (std::size_t r = 0; r < answers.size(); ++r) {
+      if (answers[r] != reduce_answer::dropped && answers[r] != reduce_answer::lost) continue;
+      if (answers[r] == reduce_answer::dropped) {
+        replicas_.copy_params(*from, r);
+        ++out.copied;
+      }
+      if (r < locals_.size() && locals_[r]) locals_[r]->samples_since_average = 0;
+    }
+    return out;
   }
 
   std::optional<std::string> commit(std::int64_t step, double compute_seconds,
                                     double reduce_seconds, double loss) override {
     replicas_.publish(step + 1);
     averaged_ = averaging_;
+    // The replicas folded into this average trained nothing since.
+    if (averaging_)
+      for (const auto& f : folded_) f->samples_since_average = 0;
+    folded_.clear();
     try {
       return schedule_.on_applied(step, averaging_, compute_seconds, reduce_seconds, loss);
     } catch (const std::exception& e) {
@@ -226,11 +320,15 @@ class local_sgd_sync final : public allreduce_sync {
     }
   }
 
-  // Each replica's optimizer stepped on its own gradients: none stands for a joining rank's.
+  // Each replica's optimizer stepped on its own gradients (local_state_for holds it): none
+  // stands for another's. A rank that comes back takes a member's parameters and goes on with
+  // its own optimizer state, its training since the last average having joined an average.
   std::shared_ptr<replica_optimizer> optimizer_for(std::size_t) override { return nullptr; }
-  bool bring_up_to_date(std::size_t, std::size_t) override { return false; }
-  bool survives_member_loss() const override { return false; }
-  bool recovers_lost_reduction() const override { return false; }
+  bool bring_up_to_date(std::size_t rank, std::size_t reference) override {
+    replicas_.copy_params(reference, rank);
+    if (rank < locals_.size() && locals_[rank]) locals_[rank]->samples_since_average = 0;
+    return true;
+  }
 
   // Stop on time only after an average: the step deciding it saw the time was up.
   bool may_stop_on_time() const override { return averaging_; }
@@ -247,9 +345,73 @@ class local_sgd_sync final : public allreduce_sync {
   }
 
  private:
+  // The session of an averaging step: member 0 also brings in the replicas of ranks out of the
+  // membership that trained since the last average.
+  std::shared_ptr<const allreduce_session> with_fold(std::shared_ptr<const allreduce_session> s) {
+    folded_.clear();
+    std::vector<allreduce_session::folded> fold;
+    for (std::size_t r = 0; r < locals_.size(); ++r) {
+      const bool member = r < s->index_of.size() && s->index_of[r] >= 0;
+      if (member || !locals_[r] || locals_[r]->samples_since_average <= 0 || !replicas_.store(r))
+        continue;
+      fold.push_back({replicas_.store(r), locals_[r]});
+      folded_.push_back(locals_[r]);
+    }
+    if (fold.empty()) return s;
+    auto out = std::make_shared<allreduce_session>(*s);
+    out->fold = std::move(fold);
+    return out;
+  }
+
+  // What each member was told to apply in its local step, by rank: its contribution after a
+  // regroup, else its own slice (the job applies it for a member lost before it did).
+  void remember_told(const allreduce_session& s, const reduce_round& round) {
+    told_.assign(s.index_of.size(), {});
+    told_session_ = std::make_shared<allreduce_session>(s);
+    for (std::size_t r = 0; r < s.index_of.size(); ++r) {
+      const int m = s.index_of[r];
+      if (m < 0) continue;
+      if (!s.contribution.empty()) {
+        const auto mi = static_cast<std::size_t>(m);
+        told_[r] = {s.contribution[mi], s.contribution_samples[mi]};
+        continue;
+      }
+      if (!round.grads) continue;
+      for (std::size_t k = 0; k < round.cmd.ranks.size() && k < round.grads->size(); ++k)
+        if (static_cast<std::size_t>(round.cmd.ranks[k]) == r && k < round.samples.size())
+          told_[r] = {(*round.grads)[k], round.samples[k]};
+    }
+  }
+
+  // The local step of rank `rank` at `step`, by the job, when its worker was lost before it.
+  void apply_local_step(std::size_t rank, std::int64_t step) {
+    if (rank >= told_.size() || rank >= locals_.size() || !locals_[rank] || !told_session_) return;
+    auto& rep = *locals_[rank];
+    const auto& t = told_[rank];
+    const auto store = replicas_.store(rank);
+    if (rep.stepped == step || !t.grad || t.samples <= 0 || !store) return;
+    replica_step rs;
+    rs.contributed = true;
+    rs.grad = t.grad->data();
+    rs.samples = t.samples;
+    rs.params = store->values.data();
+    rs.count = store->values.size();
+    rs.step = step;
+    local_step_apply(rep, *told_session_, rs, false);
+  }
+
+  struct told {
+    std::shared_ptr<const std::vector<float>> grad;
+    std::int64_t samples = 0;
+  };
+
   local_sync schedule_;
   bool averaging_ = false;  // the step in flight ends with an average
   bool averaged_ = false;   // the last applied step did (a resumed run starts after one)
+  std::vector<std::shared_ptr<local_replica>> locals_;  // by rank
+  std::vector<std::shared_ptr<local_replica>> folded_;  // into the step in flight's average
+  std::vector<told> told_;                              // by rank, the step in flight
+  std::shared_ptr<const allreduce_session> told_session_;
 };
 
 }  // namespace

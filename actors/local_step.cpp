@@ -12,7 +12,7 @@
 namespace troupe::actors {
 
 void local_step_apply(local_replica& rep, const allreduce_session& session,
-                      const replica_step& step, bool average) {
+                      const replica_step& step, bool average, bool skip_step) {
   const std::size_t n = step.count;
   if (!rep.opt.replicated) {
     rep.opt.replicated = models::make_optimizer(session.optimizer, n);
@@ -23,12 +23,14 @@ void local_step_apply(local_replica& rep, const allreduce_session& session,
   rep.scratch.resize(n);
   // A member without samples has no gradient: its replica waits for the next average instead of
   // letting momentum move it on nothing.
-  if (step.contributed && step.samples > 0) {
+  if (step.before_apply) step.before_apply();
+  if (!skip_step && step.contributed && step.samples > 0) {
     const float b = static_cast<float>(step.samples);
     for (std::size_t i = 0; i < n; ++i) rep.scratch[i] = step.grad[i] / b;
     rep.opt.replicated->step(step.params, rep.scratch.data());
     rep.samples_since_average += step.samples;
   }
+  if (!skip_step) rep.stepped = step.step;
   if (!average) return;
 
   reduce_call call;
@@ -37,12 +39,26 @@ void local_step_apply(local_replica& rep, const allreduce_session& session,
   call.deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
                                       std::chrono::duration<double>(session.deadline_seconds));
   call.abort = session.abort;
-  const double w = static_cast<double>(rep.samples_since_average);
+  double w = static_cast<double>(rep.samples_since_average);
   if (w > 0) {
     const float wf = static_cast<float>(w);
     for (std::size_t i = 0; i < n; ++i) rep.scratch[i] = step.params[i] * wf;
     call.data = rep.scratch.data();
   }
+  // Member 0 brings in the replicas of ranks out of the membership that trained since the last
+  // average (a lost member's): its samples count, as if it were there.
+  if (step.rank == 0)
+    for (const auto& f : session.fold) {
+      const float wf = static_cast<float>(f.replica->samples_since_average);
+      if (!(wf > 0) || f.params->values.size() != n) continue;
+      if (!call.data) {
+        std::fill(rep.scratch.begin(), rep.scratch.end(), 0.0f);
+        call.data = rep.scratch.data();
+      }
+      const float* p = f.params->values.data();
+      for (std::size_t i = 0; i < n; ++i) rep.scratch[i] += p[i] * wf;
+      w += static_cast<double>(wf);
+    }
   call.weight = w;
   call.divide_by_total_weight = true;
   const auto mean = session.reducer->reduce(call);

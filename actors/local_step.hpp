@@ -24,6 +24,15 @@
 // the final replicas are bit-identical (the job's end-of-run check) and the job's param_store
 // (replica 0) holds the average that evaluation and the report see.
 //
+// A lost member: the job owns every rank's replica and optimizer state (local_replica), so what
+// the lost member trained since the last average joins the next one (allreduce_session::fold,
+// added by member 0 weighted by its samples); the survivors compute its unfinished slices, and
+// a restarted worker goes on with its own optimizer state from a member's parameters. Lost while
+// the members apply, the job applies its local step from its gradient, and an average nobody
+// completed runs again with the members' local steps already applied (local_cmd::average_only).
+// With period 1 and SGD that gives the fault-free model; with a longer period, local SGD's over
+// the survivors.
+//
 // The period: `sync.period: N` fixed, or `adaptive` (AdaComm, policies/sync_period.hpp): the
 // first `warmup` steps average every step and measure the communication (the reduce phase of an
 // averaging step) and the compute (dispatch to last step_done) seconds; tau_0 comes from their
@@ -43,16 +52,22 @@ namespace troupe::actors {
 
 // -- worker side ---------------------------------------------------------------------------
 
+// A rank's optimizer replica and what it trained since the last average. The job owns one per
+// rank (every incarnation of the rank's worker uses it), so a lost member's training is still
+// there: it joins the next average, and a restarted worker goes on with its optimizer state.
 struct local_replica {
   replica_optimizer opt;
   std::int64_t samples_since_average = 0;
+  std::int64_t stepped = -1;   // the last step whose local step this replica applied
   std::vector<float> scratch;  // mean gradient, then weighted parameters
 };
 
-// One worker's local step, then (average) the parameter average. Throws
+// One worker's local step (unless `skip_step`: an average run again after an aborted one, the
+// local step being applied already), then (average) the parameter average. Member 0 of an
+// averaging session also brings in the replicas of session.fold. Throws
 // collectives::collective_error (deadline, abort) or troupe::runtime_failure.
 void local_step_apply(local_replica& rep, const allreduce_session& session,
-                      const replica_step& step, bool average);
+                      const replica_step& step, bool average, bool skip_step = false);
 
 // -- job side ------------------------------------------------------------------------------
 

@@ -151,6 +151,46 @@ TEST_CASE("period 4: replicas drift between averages and agree after the last on
   CHECK(relative_l2(local[0], grad_avg[0]) > 1e-4);
 }
 
+TEST_CASE("an average folds in the replicas of lost members, weighted by what they trained") {
+  // One member left; the lost rank's replica trained 30 samples since the last average.
+  allreduce_session s;
+  s.members = 1;
+  s.index_of = {0, -1};
+  s.optimizer.kind = "sgd";
+  s.optimizer.lr = 0.1;
+  s.reducer = make_shared_reducer(1);
+  auto lost_params = std::make_shared<param_store>(count);
+  lost_params->values.assign(count, 3.0f);
+  auto lost = std::make_shared<local_replica>();
+  lost->samples_since_average = 30;
+  s.fold.push_back({lost_params, lost});
+  local_replica mine;
+  mine.samples_since_average = 50;  // trained before this step
+  std::vector<float> params(count, 1.0f), grad(count, 0.0f);
+  replica_step rs;
+  rs.rank = 0;
+  rs.contributed = true;
+  rs.grad = grad.data();
+  rs.samples = 10;
+  rs.params = params.data();
+  rs.count = count;
+  rs.step = 7;
+  local_step_apply(mine, s, rs, true);
+  // (1 x 60 + 3 x 30) / 90: its own 60 samples (a zero gradient leaves it at 1) and the lost 30.
+  CHECK(params[0] == doctest::Approx(150.0 / 90.0));
+  CHECK(params[count - 1] == doctest::Approx(150.0 / 90.0));
+  CHECK(mine.stepped == 7);
+  CHECK(mine.samples_since_average == 0);
+  // An average run again after an aborted one does not step again, and a member other than 0
+  // does not fold.
+  std::fill(params.begin(), params.end(), 1.0f);
+  mine.samples_since_average = 60;
+  std::fill(grad.begin(), grad.end(), 100.0f);
+  s.index_of = {0, -1};
+  local_step_apply(mine, s, rs, true, /*skip_step=*/true);
+  CHECK(params[0] == doctest::Approx(150.0 / 90.0));  // no step of the gradient 100
+}
+
 TEST_CASE("local_sync: a fixed period averages every N steps and on the last step") {
   local_sync ls(job_with(3));
   CHECK_FALSE(ls.adaptive());

@@ -123,6 +123,9 @@ struct local_cmd {
   std::int64_t step = 0;
   std::vector<std::int32_t> ranks;  // members that computed a slice this step
   bool average = false;
+  // The members applied their local step already; only the average runs (again: the first one
+  // was aborted when a member was lost).
+  bool average_only = false;
 };
 
 // shard -> job: the shard applied the step; its slice is now at `version` (= step + 1).
@@ -454,7 +457,7 @@ TROUPE_INSPECT(step_done, x.job, x.generation, x.step, x.rank, x.samples, x.loss
                x.grad_sq_norm, x.compute_seconds, x.gate_wait_seconds, x.gather_seconds,
                x.wire_bytes)
 TROUPE_INSPECT(reduce_cmd, x.job, x.generation, x.step, x.ranks, x.total_samples)
-TROUPE_INSPECT(local_cmd, x.job, x.generation, x.step, x.ranks, x.average)
+TROUPE_INSPECT(local_cmd, x.job, x.generation, x.step, x.ranks, x.average, x.average_only)
 TROUPE_INSPECT(applied, x.job, x.generation, x.step, x.shard, x.version, x.grad_sq)
 TROUPE_INSPECT(reduce_dropped, x.job, x.generation, x.step, x.rank)
 TROUPE_INSPECT(eval_cmd, x.job, x.generation, x.version, x.rank, x.offset, x.count)

@@ -28,6 +28,7 @@
 namespace troupe::actors {
 
 struct replica_optimizer;  // actors/allreduce_step.hpp
+struct local_replica;      // actors/local_step.hpp
 
 // The flat parameters of one job. Each parameter-server shard writes only its own contiguous
 // slice, and only between the step's last step_done and its `applied`; workers read the whole
@@ -84,6 +85,10 @@ struct worker_setup {
   // sync: allreduce (replicated): this rank's optimizer replica, owned by the job (so that a
   // rank joining later can be given a member's state); null: the worker makes its own.
   std::shared_ptr<replica_optimizer> optimizer_replica;
+  // sync: local: this rank's optimizer replica and training since the last average, owned by
+  // the job (a lost member's training joins the next average; a restarted worker goes on with
+  // it); null: the worker makes its own.
+  std::shared_ptr<local_replica> local_state;
   // `slow` fault entries that target this device (config faults[]): a sim device's slowdown is
   // multiplied by `factor` from `step` to `until_step` (the policy benchmarks' hook; the fault
   // injector leaves `slow` faults to the device).

@@ -238,6 +238,25 @@ TEST_CASE("allreduce through the process ring: a worker killed as the ring reach
   }
 }
 
+TEST_CASE("local SGD with agents: an agent killed with SIGKILL at step 50 loses no training") {
+  // The replicas and optimizers live in the control process: the lost member's training since
+  // the last average joins the next one, and the survivors compute its slices.
+  const std::string sync = "{mode: local, period: 4}";
+  const auto clean = run(config_text("separate", sync)).job;
+  const auto hurt =
+      run(config_text("separate", sync), 50, [](pid_t pid) { ::kill(pid, SIGKILL); }).job;
+  check_completed(clean);
+  check_completed(hurt);
+  CHECK(hurt.faults.failures_by_class.count("crash") == 1);
+  // Local SGD over two replicas from the loss on: close to the fault-free model, not equal
+  // (0.05 measured here, where local SGD and synchronous SGD end 0.17 apart on this job).
+  const double d = relative_l2(*hurt.final_params, *clean.final_params);
+  CAPTURE(d);
+  CHECK(d > 0);
+  CHECK(d < 0.1);
+  CHECK(hurt.test_loss == doctest::Approx(clean.test_loss).epsilon(0.05));
+}
+
 TEST_CASE("a killed child agent is started again, and its worker restarted on it") {
   const auto hurt = run(config_text("separate", ps_sync, "{crash: restart}"), 50,
                         [](pid_t pid) { ::kill(pid, SIGKILL); });
