@@ -104,6 +104,7 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
   call.deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
                                       std::chrono::duration<double>(session.deadline_seconds));
   call.abort = session.abort;
+  call.gone = step.gone;
   auto& reducer = *session.reducer;
 
   if (!session.distributed) {

@@ -147,6 +147,10 @@ struct replica_step {
   // sync: local, before the local step); what it throws leaves the replica unapplied.
   std::function<void()> before_apply;
   std::int64_t step = -1;  // sync: local: the step (local_replica::stepped)
+  // Raised when the agent holding this replica is lost: the member's waits in the reduction fail
+  // at once (op_context::gone) instead of when the job's new generation aborts them, since a
+  // cut-off agent's peers may otherwise wait for it until the deadline.
+  std::shared_ptr<const collectives::abort_signal> gone;
 };
 
 // Allreduce + optimizer on this worker's replica. Throws collectives::collective_error

@@ -395,6 +395,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
                                           session->deadline_seconds);
           rs.agent = &*part;
           rs.grad = nullptr;
+          rs.gone = st.in_agent->lost();
         }
         const auto result = reduce_guarded(self, [&] {
           try {

@@ -82,7 +82,7 @@ class process_ring_reducer final : public step_reducer {
       coll::close_on_throw guard{ring_};  // ring_buf_ may still be on the wire
       stopwatch sw;
       const double total = ring_reduce_mean(ring_, job_, generation_, ring_buf_, c.deadline,
-                                            c.abort, codec_.encoding ? &codec_ : nullptr);
+                                            c.abort, codec_.encoding ? &codec_ : nullptr, c.gone);
       {
         std::lock_guard<std::mutex> lock(record_->mu);
         record_->seconds.push_back(sw.seconds());
@@ -192,7 +192,8 @@ coll::communicator connect_ring(ring_transport transport, int rank, int size,
 
 double ring_reduce_mean(coll::communicator& ring, std::uint64_t job, std::uint64_t generation,
                         std::vector<float>& data, steady::time_point deadline,
-                        std::shared_ptr<const coll::abort_signal> abort, ring_codec* codec) {
+                        std::shared_ptr<const coll::abort_signal> abort, ring_codec* codec,
+                        std::shared_ptr<const coll::abort_signal> gone) {
   coll::allreduce_options o;
   o.comm = &ring;
   o.job = job;
@@ -200,6 +201,7 @@ double ring_reduce_mean(coll::communicator& ring, std::uint64_t job, std::uint64
   o.data = span<float>{data.data(), data.size()};
   o.deadline = deadline;
   o.abort = abort;
+  o.gone = gone;
   if (codec && codec->encoding) {
     // The count exactly, alone; the sums through the codec.
     float weight = data.back();
@@ -211,6 +213,7 @@ double ring_reduce_mean(coll::communicator& ring, std::uint64_t job, std::uint64
     c.generation = generation;
     c.deadline = deadline;
     c.abort = std::move(abort);
+    c.gone = std::move(gone);
     c.data = span<float>{data.data(), data.size() - 1};
     c.encoding = codec->encoding.get();
     c.state = &codec->state;

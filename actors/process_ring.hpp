@@ -112,7 +112,8 @@ double ring_reduce_mean(collectives::communicator& ring, std::uint64_t job,
                         std::uint64_t generation, std::vector<float>& data,
                         steady::time_point deadline,
                         std::shared_ptr<const collectives::abort_signal> abort,
-                        ring_codec* codec = nullptr);
+                        ring_codec* codec = nullptr,
+                        std::shared_ptr<const collectives::abort_signal> gone = nullptr);
 
 }  // namespace troupe::actors
 

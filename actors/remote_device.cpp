@@ -69,6 +69,7 @@ class remote_device final : public devices::device, public agent_replica {
 
   bool synced() const override { return synced_; }
   void desync() override { synced_ = false; }
+  std::shared_ptr<const collectives::abort_signal> lost() const override { return agent_.lost; }
 
   void sync(const float* params, std::size_t count,
             const models::optimizer_state& optimizer) override {

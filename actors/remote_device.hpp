@@ -48,6 +48,8 @@ class agent_replica {
   virtual void finish_reduce() = 0;
   // A reduction failed on this side: the agent's replica may differ; send it again.
   virtual void desync() = 0;
+  // Raised when the registry loses the agent.
+  virtual std::shared_ptr<const collectives::abort_signal> lost() const = 0;
 };
 
 // Throws runtime_failure when the agent cannot be reached or refuses, naming it.

@@ -44,6 +44,10 @@ struct op_context {
   std::string op_name = "collective";  // "allreduce", "broadcast": the prefix of error messages
   steady::time_point deadline = steady::time_point::max();
   std::shared_ptr<const abort_signal> abort;
+  // Raised when a process this op depends on is known gone (an agent the registry lost), where
+  // the transport itself cannot tell (a peer cut off keeps its sockets open): the op fails as
+  // with a closed peer, not as an abort, so its caller treats it as a failure of its own.
+  std::shared_ptr<const abort_signal> gone;
 
   // The end of the next wait slice: never past the deadline.
   steady::time_point slice_end() const {
@@ -57,6 +61,10 @@ struct op_context {
     if (abort && abort->aborted())
       throw collective_error(failure_kind::aborted, peer,
                              op_name + ": aborted (" + abort->reason() + ") while waiting for " +
+                                 waiting_for + " " + peer.describe());
+    if (gone && gone->aborted())
+      throw collective_error(failure_kind::peer_closed, peer,
+                             op_name + ": " + gone->reason() + ", while waiting for " +
                                  waiting_for + " " + peer.describe());
     if (steady::now() >= deadline)
       throw collective_error(

@@ -13,6 +13,7 @@ op_tag begin_op(const op_options& options, const char* op_name, op_context& ctx)
   ctx.op_name = op_name;
   ctx.deadline = options.deadline;
   ctx.abort = options.abort;
+  ctx.gone = options.gone;
   return op_tag{options.job, options.generation, options.comm->next_op()};
 }
 

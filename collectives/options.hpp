@@ -23,6 +23,7 @@ struct op_options {
   std::uint64_t generation = 0;
   steady::time_point deadline = steady::time_point::max();
   std::shared_ptr<const abort_signal> abort;
+  std::shared_ptr<const abort_signal> gone;  // op_context::gone
   // Payloads travel in chunks of at most this many bytes, so the receiver reduces one chunk
   // while the next is on the wire. A multiple of 64.
   std::size_t chunk_bytes = std::size_t{1} << 20;

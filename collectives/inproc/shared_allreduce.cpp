@@ -58,6 +58,7 @@ class shared_allreduce_state {
     ctx.op_name = "allreduce (in-process shared)";
     ctx.deadline = o.deadline;
     ctx.abort = o.abort;
+    ctx.gone = o.gone;
     if (o.rank < 0 || o.rank >= size_)
       throw input_error("shared allreduce: rank " + std::to_string(o.rank) +
                         " outside a group of " + std::to_string(size_));

@@ -49,6 +49,7 @@ struct shared_allreduce_options {
   bool divide_by_total_weight = false;
   steady::time_point deadline = steady::time_point::max();
   std::shared_ptr<const abort_signal> abort;
+  std::shared_ptr<const abort_signal> gone;  // op_context::gone
 };
 
 struct shared_allreduce_result {
