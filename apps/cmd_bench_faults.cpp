@@ -42,9 +42,10 @@ namespace troupe::apps {
 namespace {
 
 const char* usage =
-    "usage: troupe bench faults [--runs 5] [--steps 120] [--at 50]\n"
+    "usage: troupe bench faults [--runs 5] [--steps 120] [--at 50] [--sync ps|allreduce|local]\n"
     "                           [--classes kill,hang,partition] [--log-dir DIR]\n\n"
-    "A small job (MLP 32-16 on 4096 synthetic blobs, batch 96, sync: ps) over group `pair` (two\n"
+    "A small job (MLP 32-16 on 4096 synthetic blobs, batch 96, sync: ps unless --sync says\n"
+    "otherwise; local averages every 4 steps) over group `pair` (two\n"
     "cpu devices) and group `solo` (one), --runs times per fault: kill:pair/0, hang:pair/0 or\n"
     "partition:pair at step --at. Prints per fault the median detect_ms (fault fired -> job saw\n"
     "the failure), median recovery_ms (detection -> next completed step), the failure classes\n"
@@ -67,25 +68,34 @@ std::string fault_spec(const std::string& kind, std::int64_t at) {
   throw input_error("--classes: unknown fault '" + kind + "' (kill, hang or partition)");
 }
 
-// The bench's job (MLP on synthetic blobs, sync: ps) over `groups` (YAML lines), with `tail`
-// (YAML lines) appended to the job.
-std::string config_yaml(std::int64_t steps, const std::string& groups, const std::string& tail) {
+// --sync as the job's sync section.
+std::string sync_yaml(const std::string& mode) {
+  if (mode == "ps" || mode == "allreduce") return "{mode: " + mode + "}";
+  if (mode == "local") return "{mode: local, period: 4}";
+  throw input_error("--sync: unknown mode '" + mode + "' (ps, allreduce or local)");
+}
+
+// The bench's job (MLP on synthetic blobs) over `groups` (YAML lines), with `tail` (YAML lines)
+// appended to the job; `sync` as sync_yaml gives it.
+std::string config_yaml(std::int64_t steps, const std::string& groups, const std::string& tail,
+                        const std::string& sync) {
   std::ostringstream y;
   y << "cluster:\n  groups:\n"
     << groups << "jobs:\n  - name: faults\n    model: {kind: mlp, hidden: [32, 16]}\n"
     << "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 4096}, split: even}\n"
     << "    optimizer: {kind: sgd, lr: 0.05}\n    batch: 96\n    epochs: 1000\n"
-    << "    max_steps: " << steps << "\n    sync: {mode: ps}\n    seed: 3\n"
+    << "    max_steps: " << steps << "\n    sync: " << sync << "\n    seed: 3\n"
     << tail;
   return y.str();
 }
 
 // In-process: group `pair` (two cpu devices) and `solo` (one), with the injected fault.
-std::string thread_config_yaml(std::int64_t steps, const std::string& fault) {
+std::string thread_config_yaml(std::int64_t steps, const std::string& fault,
+                               const std::string& sync) {
   return config_yaml(steps,
                      "    - {name: pair, device: cpu, count: 2, threads: 1}\n"
                      "    - {name: solo, device: cpu, count: 1, threads: 1}\n",
-                     "    faults: [" + fault + "]\n");
+                     "    faults: [" + fault + "]\n", sync);
 }
 
 // A fault spec ("kill:pair/0@50") as the YAML map a faults entry is.
@@ -106,13 +116,15 @@ std::vector<std::string> split_list(const std::string& text) {
 
 // --processes: group `a` in an agent (`a_process`: separate, a child; agent, one the bench
 // starts itself), `b` in a child agent, `solo` here.
-std::string process_config_yaml(std::int64_t steps, const std::string& a_process = "separate") {
+std::string process_config_yaml(std::int64_t steps, const std::string& sync,
+                                const std::string& a_process = "separate") {
   return config_yaml(steps,
                      "    - {name: a, device: cpu, count: 1, threads: 1, process: " + a_process +
                          "}\n"
                          "    - {name: b, device: cpu, count: 1, threads: 1, process: separate}\n"
                          "    - {name: solo, device: cpu, count: 1, threads: 1}\n",
-                     "    supervision: {crash: migrate, hang: migrate, lost-group: migrate}\n");
+                     "    supervision: {crash: migrate, hang: migrate, lost-group: migrate}\n",
+                     sync);
 }
 
 // What the runs of one fault add up to: recovery times, failure classes, the worst lost_steps.
@@ -142,10 +154,10 @@ struct process_run {
 
 // One run: at step `at` agent `a` gets `sig`; a stopped agent is killed once the job is over.
 process_run run_with_signal(std::int64_t steps, std::int64_t at, int sig,
-                            const runtime_options& base) {
+                            const runtime_options& base, const std::string& sync) {
   runtime_options opts = base;
   opts.agent_program = std::filesystem::read_symlink("/proc/self/exe").string();
-  runtime rt(config::parse_config(process_config_yaml(steps), "bench-faults.yaml"), opts);
+  runtime rt(config::parse_config(process_config_yaml(steps, sync), "bench-faults.yaml"), opts);
   std::mutex mu;
   std::optional<pid_t> victim;
   std::optional<steady::time_point> signalled, failed;
@@ -184,7 +196,7 @@ process_run run_with_signal(std::int64_t steps, std::int64_t at, int sig,
 // packets, and the rule goes once the job is over.
 
 process_run run_with_partition(std::int64_t steps, std::int64_t at, const runtime_options& base,
-                               const netns_pair& net) {
+                               const netns_pair& net, const std::string& sync) {
   std::optional<netns_pair::in_a> in_a;
   if (!net.enter_a(in_a)) throw runtime_failure("bench faults: cannot enter namespace a");
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
@@ -193,7 +205,8 @@ process_run run_with_partition(std::int64_t steps, std::int64_t at, const runtim
   opts.agent_program = self;
   opts.listen = net.control() + ":0";
   opts.join_token = token;
-  runtime rt(config::parse_config(process_config_yaml(steps, "agent"), "bench-faults.yaml"), opts);
+  runtime rt(config::parse_config(process_config_yaml(steps, sync, "agent"), "bench-faults.yaml"),
+             opts);
   std::mutex mu;
   std::optional<child_process> agent;
   std::optional<steady::time_point> cut, failed;
@@ -238,15 +251,16 @@ process_run run_with_partition(std::int64_t steps, std::int64_t at, const runtim
 }
 
 int run_processes(long long runs, std::int64_t steps, std::int64_t at,
-                  const std::vector<std::string>& kinds, const runtime_options& base) {
+                  const std::vector<std::string>& kinds, const runtime_options& base,
+                  const std::string& sync) {
   for (const auto& k : kinds)
     if (k != "kill" && k != "stop" && k != "partition")
       throw input_error("--classes with --processes: unknown fault '" + k +
                         "' (kill, stop or partition)");
   std::printf(
       "# troupe bench faults --processes: %lld runs per fault; agent `a` (a child process) gets "
-      "the signal at step %lld of %lld\n",
-      runs, static_cast<long long>(at), static_cast<long long>(steps));
+      "the signal at step %lld of %lld; sync %s\n",
+      runs, static_cast<long long>(at), static_cast<long long>(steps), sync.c_str());
   std::printf("%-8s %12s %14s %-20s %10s %10s\n", "fault", "detect_ms", "recovery_ms", "classes",
               "lost_steps", "detected");
   for (const auto& kind : kinds) {
@@ -264,8 +278,9 @@ int run_processes(long long runs, std::int64_t steps, std::int64_t at,
     std::vector<double> detect;
     fault_tally tally;
     for (long long r = 0; r < runs; ++r) {
-      const auto run = net ? run_with_partition(steps, at, base, *net)
-                           : run_with_signal(steps, at, kind == "kill" ? SIGKILL : SIGSTOP, base);
+      const auto run =
+          net ? run_with_partition(steps, at, base, *net, sync)
+              : run_with_signal(steps, at, kind == "kill" ? SIGKILL : SIGSTOP, base, sync);
       if (run.detect_ms) detect.push_back(*run.detect_ms);
       tally.add(run.job.faults);
     }
@@ -278,7 +293,7 @@ int run_processes(long long runs, std::int64_t steps, std::int64_t at,
 }
 
 int run(const std::vector<std::string>& argv) {
-  const args a(argv, {"runs", "steps", "at", "classes", "log-dir"}, {"processes"});
+  const args a(argv, {"runs", "steps", "at", "classes", "log-dir", "sync"}, {"processes"});
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto runs = a.get_int("runs", 5);
@@ -286,26 +301,28 @@ int run(const std::vector<std::string>& argv) {
   const auto at = a.get_int("at", 50);
   if (runs < 1 || at < 1 || steps < at + 10)
     throw input_error("--runs >= 1, --at >= 1 and --steps >= --at + 10");
+  const auto sync = sync_yaml(a.get_or("sync", "ps"));
   runtime_options opts;
   opts.log_dir = a.get_or("log-dir", "");
   opts.wait_seconds = 600;
   if (a.has("processes"))
     return run_processes(runs, steps, at, split_list(a.get_or("classes", "kill,stop,partition")),
-                         opts);
+                         opts, sync);
   const auto kinds = split_list(a.get_or("classes", "kill,hang,partition"));
   for (const auto& k : kinds) fault_spec(k, at);  // refuses an unknown one before any run
 
-  std::printf("# troupe bench faults: %lld runs per fault at step %lld of %lld\n",
+  std::printf("# troupe bench faults: %lld runs per fault at step %lld of %lld; sync %s\n",
               static_cast<long long>(runs), static_cast<long long>(at),
-              static_cast<long long>(steps));
+              static_cast<long long>(steps), sync.c_str());
   std::printf("%-32s %12s %14s %-20s %10s\n", "fault", "detect_ms", "recovery_ms", "classes",
               "lost_steps");
   for (const auto& kind : kinds) {
     std::vector<double> detect;
     fault_tally tally;
     for (long long r = 0; r < runs; ++r) {
-      const auto run = run_one_job(thread_config_yaml(steps, fault_yaml(fault_spec(kind, at))),
-                                   "bench-faults.yaml", opts, "bench faults");
+      const auto run =
+          run_one_job(thread_config_yaml(steps, fault_yaml(fault_spec(kind, at)), sync),
+                      "bench-faults.yaml", opts, "bench faults");
       detect.insert(detect.end(), run.job.faults.detect_ms.begin(), run.job.faults.detect_ms.end());
       tally.add(run.job.faults);
     }
