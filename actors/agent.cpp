@@ -76,24 +76,27 @@ session_end join_once(caf::actor_system& sys, const agent_options& o, const std:
   self->monitor(registry);
   std::optional<session_end> end;
   while (!end)
-    self->receive([&](msg::agent_bye_atom) { end = session_end::bye; },
-                  [&](const caf::down_msg& d) {
-                    if (d.source != registry.address()) return;
-                    why = failure_text(sys, d.reason);
-                    end = session_end::lost;
-                  },
-                  // A worker of the run computes on a device of this group.
-                  [&](const msg::host_worker& w) {
-                    const auto to = caf::actor_cast<caf::actor>(self->current_sender());
-                    const auto a = hosts.host(w);
-                    if (to) self->send(to, a);
-                  },
-                  // Anything else a remote peer sends is not ours to act on.
-                  [&](caf::message&) {},
-                  caf::after(std::chrono::milliseconds(100)) >>
-                      [&] {
-                        if (stopping(o)) end = session_end::stopped;
-                      });
+    self->receive(
+        [&](msg::agent_bye_atom) { end = session_end::bye; },
+        [&](const caf::down_msg& d) {
+          if (d.source != registry.address()) return;
+          why = failure_text(sys, d.reason);
+          end = session_end::lost;
+        },
+        // A worker of the run computes on a device of this group.
+        [&](const msg::host_worker& w) {
+          const auto to = caf::actor_cast<caf::actor>(self->current_sender());
+          const auto a = hosts.host(w);
+          if (to) self->send(to, a);
+        },
+        // The run gave up a process ring (a member was lost): stop waiting in it.
+        [&](msg::ring_abort_atom, const std::string& prefix) { hosts.abort_ring(prefix); },
+        // Anything else a remote peer sends is not ours to act on.
+        [&](caf::message&) {},
+        caf::after(std::chrono::milliseconds(100)) >>
+            [&] {
+              if (stopping(o)) end = session_end::stopped;
+            });
   // Leaving: the registry is told (and answers, within the attempt's deadline), so the run sees
   // the agent go at once instead of when its connection or heartbeat says so.
   if (*end == session_end::stopped)

@@ -400,9 +400,12 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         const auto result = reduce_guarded(self, [&] {
           try {
             grad_sq = allreduce_and_apply(replica, *session, rs);
-            if (st.in_agent) st.in_agent->finish_reduce();
+            if (st.in_agent) st.in_agent->finish_reduce(session->abort);
           } catch (...) {
-            if (st.in_agent) st.in_agent->desync();
+            if (st.in_agent) {
+              st.in_agent->desync();
+              st.in_agent->abort_ring();
+            }
             throw;
           }
         });

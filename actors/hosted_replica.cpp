@@ -64,6 +64,14 @@ double hosted_replica::reduce(const ring_turn& t, collectives::store& store,
                               const std::string& data_host,
                               std::shared_ptr<const collectives::abort_signal> abort) {
   if (!loaded_) throw runtime_failure("no replica here: the control process must send it first");
+  std::shared_ptr<collectives::abort_signal> given_up;
+  {
+    std::lock_guard<std::mutex> lock(abort_mu_);
+    turn_prefix_ = t.prefix;
+    turn_abort_ = given_up = std::make_shared<collectives::abort_signal>();
+    if (std::find(given_up_.begin(), given_up_.end(), t.prefix) != given_up_.end())
+      given_up->abort("the control process gave up ring " + t.prefix);
+  }
   loaded_ = false;  // until this reduction has applied
   const auto deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
                                             std::chrono::duration<double>(t.deadline_seconds));
@@ -81,7 +89,7 @@ double hosted_replica::reduce(const ring_turn& t, collectives::store& store,
   try {
     collectives::close_on_throw guard{ring_};
     const double total = ring_reduce_mean(ring_, t.job, t.generation, kept_, deadline, abort,
-                                          codec_.encoding ? &codec_ : nullptr);
+                                          codec_.encoding ? &codec_ : nullptr, given_up);
     if (total != static_cast<double>(t.total_samples))
       throw runtime_failure("ring reduced " + std::to_string(total) + " samples where step " +
                             std::to_string(t.step) + " has " + std::to_string(t.total_samples));
@@ -93,6 +101,14 @@ double hosted_replica::reduce(const ring_turn& t, collectives::store& store,
   optimizer_->step(params_.data(), kept_.data());
   loaded_ = true;
   return seconds;
+}
+
+void hosted_replica::abort_ring(const std::string& prefix) {
+  std::lock_guard<std::mutex> lock(abort_mu_);
+  if (turn_abort_ && turn_prefix_ == prefix)
+    turn_abort_->abort("the control process gave up ring " + prefix);
+  given_up_.push_back(prefix);
+  if (given_up_.size() > 8) given_up_.erase(given_up_.begin());
 }
 
 }  // namespace troupe::actors

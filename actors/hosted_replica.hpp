@@ -5,6 +5,7 @@
 // agent members. One per hosted worker, used by its serving thread only.
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,10 @@ class hosted_replica {
   // or runtime_failure (the sample count); either way the replica must be loaded again.
   double reduce(const ring_turn& t, collectives::store& store, const std::string& data_host,
                 std::shared_ptr<const collectives::abort_signal> abort);
+  // The control process gave up the ring named `prefix` (a member of it was lost): a reduction
+  // in it fails now, or at once if it has not begun, instead of waiting for a peer that may
+  // never send (a cut-off agent keeps its sockets open). Called from any thread.
+  void abort_ring(const std::string& prefix);
 
  private:
   models::optimizer_spec spec_;
@@ -68,6 +73,10 @@ class hosted_replica {
   std::string ring_prefix_;
   collectives::communicator ring_;
   ring_codec codec_;  // its error feedback spans the worker's link
+  std::mutex abort_mu_;
+  std::string turn_prefix_;  // the ring of the reduction in progress
+  std::shared_ptr<collectives::abort_signal> turn_abort_;
+  std::vector<std::string> given_up_;  // rings the control process gave up (the last few)
 };
 
 }  // namespace troupe::actors

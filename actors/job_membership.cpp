@@ -159,6 +159,10 @@ std::optional<std::string> on_worker_down(job_self self, const msg::worker_down&
 void on_step_timeout(job_self self, const msg::step_timeout& t) {
   auto& st = self->state;
   if (t.job != st.gate.job() || t.step != st.step) return;
+  if (t.reducing) {
+    reduce_deadline_passed(self, t.seq);
+    return;
+  }
   for (const auto& s : st.mem.on_timeout(t.seq, now_s(self))) {
     auto f = tagged<msg::worker_failed>(self);
     f.rank = s.rank;

@@ -30,6 +30,19 @@ void reduce_answers_begin(job_self self);
 bool reduce_answer_while_recovering(job_self self, std::int32_t rank, reduce_answer a);
 // A member was lost while the members reduce (its failure is handled: a new generation is open).
 void reduce_recovery_begin(job_self self, std::int32_t rank);
+// A member dropped the reduction while no member was lost (its reduction failed on its side
+// alone): a new generation aborts the reduction for the others, and the job recovers as above.
+void reduce_recovery_on_drop(job_self self, std::int32_t rank);
+// The reduction of the step in flight went out: arm its deadline (replica modes), 4 x the 95th
+// percentile of the last reductions, at least the step deadline and 1 s. A member stuck behind
+// a peer nobody reports lost (an agent's ring waiting for a cut-off agent whose own worker is
+// idle) must not hold the job until its watchdog.
+void arm_reduce_deadline(job_self self);
+// The deadline of reduction `seq` passed: if that reduction still waits, it is aborted with a
+// new generation and the job recovers from the members' answers, blaming no one.
+void reduce_deadline_passed(job_self self, std::int64_t seq);
+// The step's reduction completed in `seconds` (its deadline's measure).
+void reduce_completed(job_self self, double seconds);
 // The step in flight runs again over the current members, from a new plan; `why` is logged.
 void rerun_step(job_self self, const std::string& why);
 

@@ -2,6 +2,7 @@
 // The job actor's state (actors/job.hpp). Only the job's own files include this: the rules it
 // applies live in plain classes it holds (membership, checkpoint_cycle, job_stats, job_sync).
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -90,7 +91,9 @@ struct job_state {
   // a member was lost while they reduced (actors/job_reduce_recovery.hpp).
   std::vector<reduce_answer> reduce_answers;
   bool reduce_recovering = false;
-  double step_grad_sq = 0.0;  // ps: the shards' parts of |G_B|^2 of this step
+  std::int64_t reduce_deadline_seq = 0;  // the reduction deadline armed last
+  std::deque<double> reduce_seconds;     // the last reductions' durations (their deadline)
+  double step_grad_sq = 0.0;             // ps: the shards' parts of |G_B|^2 of this step
   std::vector<std::shared_ptr<const msg::grad_buffer>> grads;  // by rank, this step
   models::step_stats step_stats;
   step_clock clock;

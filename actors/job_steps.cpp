@@ -140,6 +140,7 @@ void complete_step(job_self self) {
   const double step_s = seconds_since(st.clock.step_t0);
   const double reduce_s = seconds_since(st.clock.reduce_t0);
   st.clock.reduce_phase_seconds += reduce_s;
+  reduce_completed(self, reduce_s);
   st.store->publish(st.step + 1);
   st.clock.step_seconds_total += step_s;
   st.samples_total += static_cast<std::int64_t>(st.step_stats.samples);
@@ -196,6 +197,7 @@ void reduce(job_self self) {
   round.last = st.step + 1 >= st.steps_total || time_is_up(self);
   st.pending_applied = st.sync->reduce(self, round);
   reduce_answers_begin(self);
+  arm_reduce_deadline(self);
   // |G_B|^2: from the same sums (read-only) while the members reduce, or in parts with
   // `applied` (the last one closes the step's statistics).
   st.step_grad_sq = 0.0;
@@ -374,7 +376,10 @@ void on_reduce_dropped(job_self self, const msg::reduce_dropped& m) {
   if (!st.gate.admit_since(m, st.reduce_generation)) return;
   if (m.step != st.step || st.pending_applied <= 0) return;
   ++st.progress;
-  reduce_answer_while_recovering(self, m.rank, reduce_answer::dropped);
+  if (reduce_answer_while_recovering(self, m.rank, reduce_answer::dropped)) return;
+  // A member dropped the reduction with no member lost: the others may wait in it for that
+  // member's part. The job aborts it with a new generation and recovers as for a loss.
+  reduce_recovery_on_drop(self, m.rank);
 }
 
 void step_applied(job_self self) {

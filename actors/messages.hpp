@@ -328,6 +328,7 @@ struct step_timeout {
   generation_id generation = 0;
   std::int64_t step = 0;
   std::int64_t seq = 0;
+  bool reducing = false;  // the deadline of the step's reduction, not of its compute
 };
 
 // group_supervisor -> itself (the backoff timer), or job -> group_supervisor (the last member
@@ -475,7 +476,7 @@ TROUPE_INSPECT(worker_ready, x.job, x.generation, x.rank, x.capability)
 TROUPE_INSPECT(worker_down, x.job, x.generation, x.rank, x.kind, x.bad_input, x.reason, x.action,
                x.decision)
 TROUPE_INSPECT(worker_failed, x.job, x.generation, x.rank, x.kind, x.reason)
-TROUPE_INSPECT(step_timeout, x.job, x.generation, x.step, x.seq)
+TROUPE_INSPECT(step_timeout, x.job, x.generation, x.step, x.seq, x.reducing)
 TROUPE_INSPECT(restart_worker, x.job, x.generation, x.rank)
 TROUPE_INSPECT(drain, x.job, x.generation, x.interrupt)
 TROUPE_INSPECT(release, x.job, x.generation)
@@ -578,4 +579,5 @@ CAF_ADD_ATOM(troupe, troupe::msg, group_up_atom, "groupup")
 CAF_ADD_ATOM(troupe, troupe::msg, interrupt_atom, "interrupt")
 CAF_ADD_ATOM(troupe, troupe::msg, agent_leave_atom, "agentleave")
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::reduce_dropped))
+CAF_ADD_ATOM(troupe, troupe::msg, ring_abort_atom, "ringabort")
 CAF_END_TYPE_ID_BLOCK(troupe)

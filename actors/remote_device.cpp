@@ -70,6 +70,10 @@ class remote_device final : public devices::device, public agent_replica {
   bool synced() const override { return synced_; }
   void desync() override { synced_ = false; }
   std::shared_ptr<const collectives::abort_signal> lost() const override { return agent_.lost; }
+  void abort_ring() override {
+    if (!reduce_prefix_.empty() && agent_.agent)
+      caf::anon_send(agent_.agent, msg::ring_abort_atom_v, reduce_prefix_);
+  }
 
   void sync(const float* params, std::size_t count,
             const models::optimizer_state& optimizer) override {
@@ -143,12 +147,13 @@ class remote_device final : public devices::device, public agent_replica {
     return part;
   }
 
-  void finish_reduce() override {
+  void finish_reduce(std::shared_ptr<const collectives::abort_signal> abort) override {
     if (!reduce_posted_) return;
     reduce_posted_ = false;
     auto& link = comm_.link(1);
     collectives::close_on_throw guard{comm_};
     auto ctx = call_context();
+    ctx.abort = std::move(abort);
     answer_of(link, reduce_call_, ctx);
     link.flush(ctx);
   }
@@ -157,7 +162,9 @@ class remote_device final : public devices::device, public agent_replica {
   collectives::op_context call_context() const {
     collectives::op_context ctx;
     ctx.op_name = op_name_;
-    ctx.abort = agent_.lost;
+    // The agent lost is this worker's failure (a closed peer), never an abort: an abort would
+    // read as "the job dropped this reduction", and a member whose agent is gone must fail.
+    ctx.gone = agent_.lost;
     ctx.deadline = steady::now() + std::chrono::duration_cast<steady::duration>(
                                        std::chrono::duration<double>(call_seconds_));
     return ctx;

@@ -45,7 +45,11 @@ class agent_replica {
   // waiting), and the wait for the agent's answer after it.
   virtual agent_part reduce_part(std::int64_t step, bool contributed, std::int64_t samples,
                                  std::int64_t total_samples, double deadline_seconds) = 0;
-  virtual void finish_reduce() = 0;
+  // Waits for the agent's answer to the reduction; `abort` (the job's session) ends the wait.
+  virtual void finish_reduce(std::shared_ptr<const collectives::abort_signal> abort) = 0;
+  // This side gave up the reduction: the agent stops waiting in its ring (a peer in it may be
+  // cut off, and the agent serves this worker's next call only after it).
+  virtual void abort_ring() = 0;
   // A reduction failed on this side: the agent's replica may differ; send it again.
   virtual void desync() = 0;
   // Raised when the registry loses the agent.

@@ -265,6 +265,18 @@ void worker_hosts::end_all(const std::string& why) {
   stop_->abort(why);
 }
 
+void worker_hosts::abort_ring(const std::string& prefix) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = replicas_.begin(); it != replicas_.end();) {
+    if (auto r = it->lock()) {
+      r->abort_ring(prefix);
+      ++it;
+    } else {
+      it = replicas_.erase(it);
+    }
+  }
+}
+
 int worker_hosts::serving() const {
   return serving_->load();
 }
@@ -301,6 +313,7 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
     it = threads_.erase(it);
   }
   ++*serving_;
+  replicas_.push_back(std::shared_ptr<hosted_replica>(h, &h->replica));
   serving_thread t;
   t.thread = std::thread([this, w, h, stop, serving = serving_, done = t.done] {
     const std::string who = w.device_name;

@@ -18,6 +18,8 @@
 
 namespace troupe::actors {
 
+class hosted_replica;  // actors/hosted_replica.hpp
+
 class worker_hosts {
  public:
   // `data_host`: the interface tcp links bind on. `log` may be called from the serving threads.
@@ -32,6 +34,9 @@ class worker_hosts {
   msg::host_answer host(const msg::host_worker& w);
   // The control process is gone or the run is over: every serving thread stops.
   void end_all(const std::string& why);
+  // The control process gave up the process ring named `prefix`: every replica here in it
+  // stops waiting for its peers (hosted_replica::abort_ring).
+  void abort_ring(const std::string& prefix);
   // Threads serving now.
   int serving() const;
 
@@ -48,6 +53,7 @@ class worker_hosts {
     std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
   };
   std::vector<serving_thread> threads_;
+  std::vector<std::weak_ptr<hosted_replica>> replicas_;  // of the workers served
   std::shared_ptr<std::atomic<int>> serving_ = std::make_shared<std::atomic<int>>(0);
 };
 
