@@ -39,6 +39,17 @@ void check_same_model(const troupe::job_report& r) {
   CHECK(samples == 48 * 96 + 2 * 80);
 }
 
+// A worker killed by `fault` (a faults[] entry) and migrated away: it counts `steps` steps.
+troupe::job_report migrated(const std::string& fault, std::size_t worker, std::int64_t steps) {
+  const auto r = run("      - " + fault + "\n    supervision: {crash: migrate}\n");
+  CHECK(r.faults.injected == 1);
+  CHECK(r.faults.failures_by_class.at("crash") == 1);
+  CHECK(r.faults.migrations == 1);
+  CHECK(r.workers[worker].steps == steps);
+  check_same_model(r);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("allreduce: a worker killed mid-run is restarted, and the model is the fault-free one") {
@@ -52,23 +63,12 @@ TEST_CASE("allreduce: a worker killed mid-run is restarted, and the model is the
 }
 
 TEST_CASE("allreduce: a worker migrated away mid-run leaves the others the same model") {
-  const auto r =
-      run("      - {step: 20, action: kill, target: slow/0}\n"
-          "    supervision: {crash: migrate}\n");
-  CHECK(r.faults.failures_by_class.at("crash") == 1);
-  CHECK(r.faults.migrations == 1);
-  CHECK(r.workers[2].steps == 20);  // steps 0-19, then gone
-  check_same_model(r);
+  migrated("{step: 20, action: kill, target: slow/0}", 2, 20);  // steps 0-19, then gone
 }
 
 TEST_CASE("allreduce: rank 0 migrated away: the job's copy of the parameters follows the members") {
   // Rank 0's replica is what evaluation, checkpoints and the report read.
-  const auto r =
-      run("      - {step: 10, action: kill, target: cpu/0}\n"
-          "    supervision: {crash: migrate}\n");
-  CHECK(r.faults.migrations == 1);
-  CHECK(r.workers[0].steps == 10);
-  check_same_model(r);
+  const auto r = migrated("{step: 10, action: kill, target: cpu/0}", 0, 10);
   CHECK(r.test_loss == doctest::Approx(baseline().test_loss).epsilon(1e-4));
 }
 
@@ -82,14 +82,8 @@ TEST_CASE("allreduce: a worker killed as the reduction reaches it: the step runs
 }
 
 TEST_CASE("allreduce: a worker killed after the reduction, before it applies: the others did") {
-  const auto r =
-      run("      - {step: 20, action: kill, target: slow/0, phase: apply}\n"
-          "    supervision: {crash: migrate}\n");
-  CHECK(r.faults.injected == 1);
-  CHECK(r.faults.migrations == 1);
   // Steps 0-20 computed; step 20 counts, since the others applied its reduction.
-  CHECK(r.workers[2].steps == 21);
-  check_same_model(r);
+  migrated("{step: 20, action: kill, target: slow/0, phase: apply}", 2, 21);
 }
 
 TEST_CASE("allreduce: rank 0 killed as the reduction reaches it, restarted") {
