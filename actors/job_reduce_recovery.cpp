@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <vector>
 
 #include "actors/job_membership.hpp"
 #include "actors/job_messages.hpp"
@@ -54,6 +53,17 @@ void decide(job_self self) {
   step_applied(self);
 }
 
+// A reduction no loss explains is stuck or broken: a new generation aborts it for everyone, and
+// the job recovers from the members' answers as for a loss, blaming no one.
+void abort_and_recover(job_self self, const std::string& why) {
+  auto& st = self->state;
+  log(self, step_text(self) + ": " + why +
+                "; it is aborted, and the members say whether they applied it");
+  st.reduce_recovering = true;
+  change_membership(self);
+  decide(self);
+}
+
 }  // namespace
 
 void reduce_answers_begin(job_self self) {
@@ -92,45 +102,29 @@ void reduce_recovery_on_drop(job_self self, std::int32_t rank) {
   auto& st = self->state;
   if (!st.sync->recovers_lost_reduction()) return;
   const auto r = static_cast<std::size_t>(rank);
-  log(self, step_text(self) + ": " + (r < st.workers.size() ? st.workers[r].name : "a member") +
-                " dropped the reduction with no member lost; it is aborted for the others");
-  st.reduce_recovering = true;
-  change_membership(self);
-  decide(self);
+  abort_and_recover(self, (r < st.workers.size() ? st.workers[r].name : std::string("a member")) +
+                              " dropped the reduction with no member lost");
 }
 
 void arm_reduce_deadline(job_self self) {
   auto& st = self->state;
   if (!st.sync->recovers_lost_reduction()) return;
-  std::vector<double> recent(st.reduce_seconds.begin(), st.reduce_seconds.end());
-  double seconds = std::max(1.0, st.mem.deadline_seconds());
-  if (recent.size() >= 5) {
-    std::sort(recent.begin(), recent.end());
-    const auto at = static_cast<std::size_t>(0.95 * static_cast<double>(recent.size() - 1));
-    seconds = std::max(seconds, 4.0 * recent[at]);
-  }
   auto t = tagged<msg::step_timeout>(self);
   t.step = st.step;
   t.seq = ++st.reduce_deadline_seq;
   t.reducing = true;
+  const double seconds = std::max(st.mem.deadline_seconds(), st.reduce_deadline.deadline());
   self->delayed_send(self, to_timespan(seconds), t);
 }
 
 void reduce_deadline_passed(job_self self, std::int64_t seq) {
   auto& st = self->state;
   if (seq != st.reduce_deadline_seq || st.pending_applied <= 0 || st.reduce_recovering) return;
-  log(self, step_text(self) +
-                ": the reduction did not complete within its deadline; it is "
-                "aborted, and the members say whether they applied it");
-  st.reduce_recovering = true;
-  change_membership(self);
-  decide(self);
+  abort_and_recover(self, "the reduction did not complete within its deadline");
 }
 
 void reduce_completed(job_self self, double seconds) {
-  auto& st = self->state;
-  st.reduce_seconds.push_back(seconds);
-  if (st.reduce_seconds.size() > 50) st.reduce_seconds.pop_front();
+  self->state.reduce_deadline.observe(seconds);
 }
 
 void rerun_step(job_self self, const std::string& why) {

@@ -34,7 +34,8 @@ void reduce_recovery_begin(job_self self, std::int32_t rank);
 // alone): a new generation aborts the reduction for the others, and the job recovers as above.
 void reduce_recovery_on_drop(job_self self, std::int32_t rank);
 // The reduction of the step in flight went out: arm its deadline (replica modes), 4 x the 95th
-// percentile of the last reductions, at least the step deadline and 1 s. A member stuck behind
+// percentile of the last reductions, at least the step deadline and 1 s (job_state's
+// reduce_deadline, the step deadline's policy over reduction times). A member stuck behind
 // a peer nobody reports lost (an agent's ring waiting for a cut-off agent whose own worker is
 // idle) must not hold the job until its watchdog.
 void arm_reduce_deadline(job_self self);

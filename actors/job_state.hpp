@@ -2,7 +2,6 @@
 // The job actor's state (actors/job.hpp). Only the job's own files include this: the rules it
 // applies live in plain classes it holds (membership, checkpoint_cycle, job_stats, job_sync).
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +18,7 @@
 #include "actors/payloads.hpp"
 #include "models/batch.hpp"
 #include "policies/leave_out.hpp"
+#include "policies/supervision.hpp"
 
 namespace troupe::actors {
 
@@ -58,6 +58,16 @@ struct job_checkpoints {
   std::optional<std::int64_t> resumed_from;  // --resume found the checkpoint of this step
 };
 
+// The reduction deadline's policy: the step deadline's (4 x the 95th percentile of the last 50),
+// over reduction times, at least 1 s, and 1 s until five were measured (the job then takes the
+// larger of it and the step deadline).
+inline policies::deadline_params reduce_deadline_params() {
+  policies::deadline_params p;
+  p.floor_seconds = 1.0;
+  p.initial_seconds = 1.0;
+  return p;
+}
+
 struct job_state {
   static inline const char* name = "job";
   job_launch launch;
@@ -92,8 +102,9 @@ struct job_state {
   std::vector<reduce_answer> reduce_answers;
   bool reduce_recovering = false;
   std::int64_t reduce_deadline_seq = 0;  // the reduction deadline armed last
-  std::deque<double> reduce_seconds;     // the last reductions' durations (their deadline)
-  double step_grad_sq = 0.0;             // ps: the shards' parts of |G_B|^2 of this step
+  // 4 x the 95th percentile of the last 50 reductions, at least 1 s (and the step deadline).
+  policies::step_deadline reduce_deadline{reduce_deadline_params()};
+  double step_grad_sq = 0.0;  // ps: the shards' parts of |G_B|^2 of this step
   std::vector<std::shared_ptr<const msg::grad_buffer>> grads;  // by rank, this step
   models::step_stats step_stats;
   step_clock clock;

@@ -243,7 +243,7 @@ class local_sgd_sync final : public allreduce_sync {
     std::shared_ptr<const allreduce_session> session = replicas_.session();
     if (auto regrouped = regroup(*session, round)) session = std::move(regrouped);
     if (averaging_) session = with_fold(std::move(session));
-    remember_told(*session, round);
+    remember_told(session, round);
     members_ = members_of(*round.workers);
     for (const auto& w : members_) self->send(w, cmd, msg::local_ref<allreduce_session>{session});
     return static_cast<int>(members_.size());
@@ -365,9 +365,11 @@ class local_sgd_sync final : public allreduce_sync {
 
   // What each member was told to apply in its local step, by rank: its contribution after a
   // regroup, else its own slice (the job applies it for a member lost before it did).
-  void remember_told(const allreduce_session& s, const reduce_round& round) {
+  void remember_told(const std::shared_ptr<const allreduce_session>& session,
+                     const reduce_round& round) {
+    const auto& s = *session;
     told_.assign(s.index_of.size(), {});
-    told_session_ = std::make_shared<allreduce_session>(s);
+    told_session_ = session;
     for (std::size_t r = 0; r < s.index_of.size(); ++r) {
       const int m = s.index_of[r];
       if (m < 0) continue;

@@ -327,14 +327,11 @@ std::string write_partition_config(const std::string& sync) {
 
 // Whether `file` holds `text` within `seconds` (polled).
 bool file_says(const std::filesystem::path& file, const std::string& text, double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  do {
+  return troupe::testing::wait_until(seconds, [&] {
     std::stringstream ss;
     ss << std::ifstream(file).rdbuf();
-    if (ss.str().find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  } while (std::chrono::steady_clock::now() < end);
-  return false;
+    return ss.str().find(text) != std::string::npos;
+  });
 }
 
 // One run of that job with the control process in namespace a and the agent in b; `cut`
