@@ -99,6 +99,9 @@ struct checkpoint_config {
   std::string dir;  // empty: no checkpoints
   std::int64_t every_steps = 0;
   double every_seconds = 0.0;
+  // One more at a graceful stop (SIGTERM, a preemption), also with no interval: what a service
+  // and a preemptible job resume from. Not a YAML key: set for them.
+  bool at_stop = false;
 };
 
 struct fault_config {
@@ -124,6 +127,9 @@ struct job_config {
   std::string name;
   int priority = 0;
   std::vector<std::string> after;  // jobs that must complete first
+  // May be paused at a checkpoint boundary for a higher-priority job that cannot otherwise start,
+  // and resumed later from that checkpoint (needs checkpoint.dir).
+  bool preemptible = false;
   model_config model;
   data_config data;
   optimizer_config optimizer;

@@ -224,7 +224,7 @@ fault_config read_fault(const context& cx, const YAML::Node& n, const std::strin
 }
 
 job_config read_job(const context& cx, const YAML::Node& n, const std::string& path,
-                    const cluster_config& cluster) {
+                    const cluster_config& cluster, const std::string& checkpoint_root) {
   job_config j;
   const map_view v(cx, n, path);
   v.name("name", j.name);
@@ -295,11 +295,13 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
   v.enumeration("placement", j.placement);
   v.integer("seed", j.seed, non_negative);
   v.boolean("deterministic", j.deterministic);
+  v.boolean("preemptible", j.preemptible);
   v.number("share", j.share, positive);
   if (const auto c = v.sub("checkpoint")) {
     c->str("dir", j.checkpoint.dir);
     c->integer("every_steps", j.checkpoint.every_steps, non_negative);
     c->number("every_seconds", j.checkpoint.every_seconds, non_negative);
+    if (!checkpoint_root.empty()) j.checkpoint.dir = checkpoint_root;
     if ((j.checkpoint.every_steps > 0 || j.checkpoint.every_seconds > 0) &&
         j.checkpoint.dir.empty())
       c->fail("dir", "required when every_steps or every_seconds is set");
@@ -326,6 +328,13 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
     e->integer("min_devices", j.elastic->min_devices, at_least_one);
     e->integer("max_devices", j.elastic->max_devices, at_least_one);
   }
+  // A service keeps every job's checkpoints under its state directory, so that a restarted or
+  // preempted job finds them; it takes them wherever the sync mode allows.
+  if (!checkpoint_root.empty() && checkpoints_possible(j)) {
+    j.checkpoint.dir = checkpoint_root;
+    j.checkpoint.at_stop = true;
+  }
+  if (j.preemptible) j.checkpoint.at_stop = true;
   if (const auto r = job_rule_violation(j)) {
     if (r->section.empty()) v.fail(r->key, r->what);
     if (const auto s = v.sub(r->section)) s->fail(r->key, r->what);
@@ -337,7 +346,7 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
 // `after:` edges: every name must be a job, and the graph must be acyclic (a job in a cycle would
 // wait forever). The message spells the cycle out: a -> b -> a.
 void check_dependencies(const context& cx, const std::vector<job_config>& jobs,
-                        const YAML::Node& jobs_node) {
+                        const YAML::Node& jobs_node, const std::vector<std::string>& known) {
   std::vector<std::string> names;
   for (const auto& j : jobs) names.push_back(j.name);
   const auto after_at = [&](std::size_t i, std::size_t k) {
@@ -350,6 +359,8 @@ void check_dependencies(const context& cx, const std::vector<job_config>& jobs,
     for (std::size_t k = 0; k < jobs[i].after.size(); ++k) {
       const auto& dep = jobs[i].after[k];
       const auto it = std::find(names.begin(), names.end(), dep);
+      // A job the service already has: no edge within this file, so no cycle through it.
+      if (it == names.end() && std::find(known.begin(), known.end(), dep) != known.end()) continue;
       if (it == names.end()) {
         const auto [n, p] = after_at(i, k);
         cx.fail(n, p,
@@ -444,8 +455,18 @@ const std::vector<std::string>& idx_file_names() {
   return names;
 }
 
-run_config parse_config(const std::string& yaml_text, const std::string& source_name,
-                        const std::vector<std::string>& sets) {
+namespace {
+
+// What a service adds to a jobs-only file: its cluster, the jobs it already has (`after:` may name
+// them) and where it keeps checkpoints. Null for a whole config.
+struct service_view {
+  const cluster_config& cluster;
+  const std::vector<std::string>& known_jobs;
+  const std::string& checkpoint_root;
+};
+
+run_config parse(const std::string& yaml_text, const std::string& source_name,
+                 const std::vector<std::string>& sets, const service_view* service) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -457,8 +478,8 @@ run_config parse_config(const std::string& yaml_text, const std::string& source_
   if (root.IsNull()) {
     // An empty file may still be completed by --set; without any, say what is missing.
     if (sets.empty())
-      throw input_error(source_name +
-                        ":1: (top level): the config is empty; it needs cluster and jobs");
+      throw input_error(source_name + ":1: (top level): the config is empty; it needs " +
+                        (service ? "jobs" : "cluster and jobs"));
     root = YAML::Node(YAML::NodeType::Map);
   }
   std::vector<std::string> set_paths;
@@ -476,24 +497,67 @@ run_config parse_config(const std::string& yaml_text, const std::string& source_
     drop_keys_left_by_mode_set(croot["jobs"], set_paths, source_name, rc.notes);
   }
   const map_view top(cx, root, "");
-  rc.cluster = read_cluster(cx, top);
+  if (service) {
+    if (top.has("cluster"))
+      top.fail("cluster",
+               "a submitted file holds jobs only: the cluster is the service's (its groups: " +
+                   join(group_names(service->cluster)) + ")");
+    rc.cluster = service->cluster;
+  } else {
+    rc.cluster = read_cluster(cx, top);
+  }
+  static const std::vector<std::string> none;
+  static const std::string no_root;
   top.require("jobs");
   const YAML::Node jobs = top.node("jobs");
   cx.check_seq(jobs, "jobs");
   if (jobs.size() == 0) top.fail("jobs", "must define at least one job");
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const auto p = index_path("jobs", i);
-    auto j = read_job(cx, jobs[i], p, rc.cluster);
+    auto j = read_job(cx, jobs[i], p, rc.cluster, service ? service->checkpoint_root : no_root);
     for (std::size_t k = 0; k < rc.jobs.size(); ++k)
       if (rc.jobs[k].name == j.name)
         cx.fail(jobs[i]["name"], p + ".name",
                 "job name '" + j.name + "' is already used by " + index_path("jobs", k));
     rc.jobs.push_back(std::move(j));
   }
-  check_dependencies(cx, rc.jobs, jobs);
+  check_dependencies(cx, rc.jobs, jobs, service ? service->known_jobs : none);
   for (std::size_t i = 0; i < rc.jobs.size(); ++i)
     check_dataset(cx, rc.jobs[i], jobs[i], index_path("jobs", i));
   return rc;
+}
+
+}  // namespace
+
+run_config parse_config(const std::string& yaml_text, const std::string& source_name,
+                        const std::vector<std::string>& sets) {
+  return parse(yaml_text, source_name, sets, nullptr);
+}
+
+run_config parse_jobs(const std::string& yaml_text, const std::string& source_name,
+                      const std::vector<std::string>& sets, const cluster_config& cluster,
+                      const std::vector<std::string>& known_jobs,
+                      const std::string& checkpoint_root) {
+  const service_view view{cluster, known_jobs, checkpoint_root};
+  return parse(yaml_text, source_name, sets, &view);
+}
+
+cluster_config parse_cluster(const std::string& yaml_text, const std::string& source_name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    throw input_error(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
+  }
+  context cx(source_name);
+  if (root.IsNull())
+    throw input_error(source_name + ":1: (top level): the file is empty; it needs cluster");
+  const map_view top(cx, root, "");
+  if (top.has("jobs"))
+    top.fail("jobs",
+             "a service's cluster file holds the cluster only (submit jobs with troupe submit)");
+  return read_cluster(cx, top);
 }
 
 run_config load_config(const std::string& path, const std::vector<std::string>& sets) {

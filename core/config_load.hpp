@@ -30,4 +30,16 @@ run_config load_config(const std::string& path, const std::vector<std::string>& 
 run_config parse_config(const std::string& yaml_text, const std::string& source_name,
                         const std::vector<std::string>& sets = {});
 
+// A jobs-only file submitted to a running service (`troupe submit`): the same checks and messages
+// as parse_config, against the service's `cluster` (a `cluster:` key in the file is refused).
+// `after:` may also name one of `known_jobs` (jobs the service already has). A non-empty
+// `checkpoint_root` becomes every job's checkpoint.dir where its sync mode takes checkpoints.
+run_config parse_jobs(const std::string& yaml_text, const std::string& source_name,
+                      const std::vector<std::string>& sets, const cluster_config& cluster,
+                      const std::vector<std::string>& known_jobs,
+                      const std::string& checkpoint_root);
+
+// The `cluster:` of a service (`troupe serve --cluster FILE`): a file without jobs.
+cluster_config parse_cluster(const std::string& yaml_text, const std::string& source_name);
+
 }  // namespace troupe::config

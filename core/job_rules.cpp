@@ -40,6 +40,13 @@ std::optional<rule_violation> job_rule_violation(const job_config& j) {
         "checkpoints are not available with " + mode +
             " and optimizer.form: distributed yet (use optimizer.form: replicated, or remove the "
             "checkpoint keys)"};
+  // A preempted job resumes from its own checkpoint: without one it would start over.
+  if (j.preemptible && (j.checkpoint.dir.empty() || !checkpoints_possible(j)))
+    return rule_violation{"", "preemptible",
+                          checkpoints_possible(j)
+                              ? "needs checkpoint.dir (a preempted job resumes from its checkpoint)"
+                              : "needs checkpoints, which are not available with " + mode +
+                                    " and optimizer.form: distributed yet"};
   if (j.elastic && j.elastic->min_devices > j.elastic->max_devices)
     return rule_violation{"elastic", "min_devices",
                           "must not exceed max_devices (" + std::to_string(j.elastic->min_devices) +
