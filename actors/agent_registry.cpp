@@ -20,6 +20,7 @@ struct registry_state {
     std::int64_t member = 0;
     caf::actor handle;
     steady::time_point joined;
+    std::string name;
   };
   std::map<caf::actor_addr, watched> joined;                            // by the agent's actor
   std::vector<std::pair<std::int32_t, caf::response_promise>> waiting;  // (agents wanted, who)
@@ -88,7 +89,7 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
           return a;
         }
         self->monitor(sender);
-        st->joined[sender.address()] = {a.member, sender, steady::now()};
+        st->joined[sender.address()] = {a.member, sender, steady::now(), h.name};
         log("joined: " + describe(h));
         if (options.directory) {
           hosted_group g;
@@ -129,6 +130,19 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
         lose(self->current_sender() ? self->current_sender()->address() : caf::actor_addr{},
              "it left the run (stopping on a signal)");
         return msg::agent_leave_atom_v;
+      },
+      // Edge 2 on the operator's word (`troupe drain AGENT`): the agent is lost to the run, so
+      // its jobs' supervision moves its work, and told the run is over, so it exits 0. "" when
+      // drained, else why not.
+      [=](msg::agent_leave_atom, const std::string& name) -> std::string {
+        for (const auto& [addr, w] : st->joined)
+          if (w.name == name) {
+            const auto handle = w.handle;
+            lose(addr, "drained by the operator");
+            self->send(handle, msg::agent_bye_atom_v);
+            return "";
+          }
+        return "no agent named '" + name + "' is joined";
       },
       // Edge 4.
       [=](msg::agent_bye_atom) {

@@ -53,6 +53,13 @@ std::optional<config::fault_config> fault_plan::fire(const std::string& name,
   return std::nullopt;
 }
 
+void fault_plan::add(const config::fault_config& f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  faults_.push_back(f);
+  fired_.push_back(false);
+  partitioned_.emplace_back();
+}
+
 std::optional<steady::time_point> fault_plan::take_fired_at(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   const auto it = fired_at_.find(name);

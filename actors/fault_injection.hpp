@@ -54,6 +54,9 @@ class fault_plan {
   // When the last fault that fired on worker `name` fired, once: the job claims it when it
   // detects that worker's failure (the report's detect_ms). Nothing when none is unclaimed.
   std::optional<steady::time_point> take_fired_at(const std::string& name);
+  // A fault injected into the running job (`troupe inject`): from now on it may fire like the
+  // scripted ones. Called on the job's thread, the only one that reads faults().
+  void add(const config::fault_config& f);
   const std::vector<config::fault_config>& faults() const { return faults_; }
 
  private:

@@ -20,10 +20,11 @@
 namespace troupe::actors {
 namespace {
 
-// A cancel names the generation it was meant for; a stop of the run (interrupt) comes from the
-// task manager, which does not follow the job's generations, and applies to any.
+// A cancel names the generation it was meant for; a stop of the run (interrupt) and a cancel by
+// the task manager (any_generation) do not follow the job's generations and apply to any.
 bool admit_drain(job_self self, const msg::drain& m) {
-  return m.interrupt ? m.job == self->state.gate.job() : self->state.gate.admit(m);
+  return m.interrupt || m.generation == msg::any_generation ? m.job == self->state.gate.job()
+                                                            : self->state.gate.admit(m);
 }
 
 // The time the job spent in steps, all of them together, and how it divides.
@@ -92,6 +93,7 @@ caf::message_handler common(job_self self) {
       [=](msg::query_atom) {
         return caf::make_message(self->state.gate.dropped(), self->state.step);
       },
+      [=](msg::inject_atom, const std::string& spec) { return inject_fault(self, spec); },
   };
 }
 

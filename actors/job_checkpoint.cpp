@@ -78,7 +78,7 @@ void checkpoint_restore(job_self self, const job_snapshot& snap) {
 void checkpoint_init(job_self self) {
   auto& st = self->state;
   const auto& c = st.launch.cfg.checkpoint;
-  const bool asked = !c.dir.empty() && (c.every_steps > 0 || c.every_seconds > 0);
+  const bool asked = !c.dir.empty() && (c.every_steps > 0 || c.every_seconds > 0 || c.at_stop);
   st.ckpt.cycle = checkpoint_cycle(c, asked && st.sync->checkpoints(), steady::now());
   if (st.ckpt.resumed_from) st.ckpt.cycle.resumed(*st.ckpt.resumed_from);
   if (!asked) return;
@@ -93,7 +93,8 @@ void checkpoint_init(job_self self) {
   self->monitor(st.ckpt.writer);
   char buf[64];
   std::snprintf(buf, sizeof buf, "%g", c.every_seconds);
-  log(self, "checkpoints: " + st.ckpt.dir + " every " +
+  const bool interval = c.every_steps > 0 || c.every_seconds > 0;
+  log(self, "checkpoints: " + st.ckpt.dir + (interval ? " every " : " at a graceful stop only") +
                 (c.every_steps > 0 ? std::to_string(c.every_steps) + " steps" : "") +
                 (c.every_steps > 0 && c.every_seconds > 0 ? " or " : "") +
                 (c.every_seconds > 0 ? std::string(buf) + " s" : "") + ", keeping " +

@@ -160,6 +160,43 @@ std::shared_ptr<worker_setup> setup_of(job_self self, const group_slot& slot, in
 
 }  // namespace
 
+std::string inject_fault(job_self self, const std::string& spec) {
+  auto& st = self->state;
+  config::fault_config f;
+  try {
+    // Without "@STEP" the fault fires at the next step (step 0 is always in the past).
+    f = config::parse_fault(spec.find('@') == std::string::npos ? spec + "@0" : spec, "inject");
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  if (f.action == fault_action::slow || f.action == fault_action::delay)
+    return "inject '" + spec + "': " + name_of(f.action) +
+           " is set when a worker starts; a running job takes kill, hang, drop, oom, "
+           "device-error or partition";
+  const auto slash = f.target.find('/');
+  const auto group = f.target.substr(0, slash);
+  const auto slot = std::find_if(st.launch.slots.begin(), st.launch.slots.end(),
+                                 [&](const group_slot& s) { return s.group.name == group; });
+  if (slot == st.launch.slots.end())
+    return "inject '" + spec + "': job '" + st.launch.cfg.name + "' has no devices in group '" +
+           group + "'";
+  if (slash != std::string::npos) {
+    const int index = std::stoi(f.target.substr(slash + 1));
+    if (std::find(slot->devices.begin(), slot->devices.end(), index) == slot->devices.end())
+      return "inject '" + spec + "': job '" + st.launch.cfg.name + "' does not hold device " +
+             f.target;
+  }
+  if (!st.faults) return "inject '" + spec + "': the job is still loading; try again";
+  if (f.step <= st.step) {
+    const auto shift = st.step + 1 - f.step;
+    f.step += shift;
+    if (f.until_step >= 0) f.until_step += shift;
+  }
+  st.faults->add(f);
+  log(self, "fault injected: " + describe_fault(f));
+  return "";
+}
+
 void on_data(job_self self, const data_bundle& bundle) {
   auto& st = self->state;
   const auto& cfg = st.launch.cfg;

@@ -15,4 +15,10 @@ void on_worker_ready(job_self self, const msg::worker_ready& m);
 // PROBING: edge 3 once every probe answered.
 void on_probe_done(job_self self, const msg::probe_done& m);
 
+// `troupe inject JOB SPEC` on the running job: a one-shot fault (kill, hang, drop, oom,
+// device-error, partition) that fires at the next step, or at the step it names when that is
+// later. "" when taken; else why not (the spec's syntax, a target the job does not have, a fault
+// that only a starting worker can take).
+std::string inject_fault(job_self self, const std::string& spec);
+
 }  // namespace troupe::actors

@@ -27,12 +27,30 @@ struct live_metrics {
   std::vector<double> worker_compute_seconds;  // by rank: device compute time this step
 };
 
+// One job as the task manager sees it now (runtime::jobs()).
+struct job_view {
+  std::string name;
+  std::string status;  // queued, running, completed, failed, cancelled, interrupted
+  int priority = 0;
+  bool preemptible = false;
+  // Queued: its place in the order jobs start (0 starts next) and why it waits; running: why it
+  // is being paused ("preempted by JOB"), else empty.
+  int position = -1;
+  std::string reason;
+};
+
 using metrics_callback = std::function<void(const live_metrics&)>;
 using log_callback = std::function<void(const std::string& job, const std::string& line)>;
+
+struct job_report;
+// A job ended (completed, failed, cancelled, interrupted; a preempted job ends only when it
+// ends for good): its report.
+using job_end_callback = std::function<void(const job_report&)>;
 
 struct metrics_subscribers {
   std::vector<metrics_callback> on_step;
   std::vector<log_callback> on_log;
+  std::vector<job_end_callback> on_job_end;
 };
 
 }  // namespace troupe

@@ -43,6 +43,9 @@ namespace troupe::msg {
 
 using job_id = std::uint32_t;
 using generation_id = std::uint32_t;
+// A message from outside the job's membership (the task manager's cancel) that applies to
+// whichever generation is current.
+inline constexpr generation_id any_generation = ~generation_id{0};
 
 // -- gradient family ------------------------------------------------------------------------
 
@@ -508,6 +511,7 @@ struct allreduce_session;  // sync: allreduce (actors/allreduce_step.hpp)
 struct ckpt_shard_part;    // checkpoints (actors/checkpoint_state.hpp)
 struct job_snapshot;
 struct group_slot;  // elastic growth (actors/job.hpp)
+struct jobs_view;   // the task manager's queue and jobs (actors/payloads.hpp)
 }  // namespace troupe::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::index_list>)
@@ -523,6 +527,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::allreduce_s
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::ckpt_shard_part>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::job_snapshot>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::group_slot>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::jobs_view>)
 
 // The one id block. Local-only handles are deliberately absent: they cannot be serialised.
 CAF_BEGIN_TYPE_ID_BLOCK(troupe, caf::first_custom_type_id)
@@ -580,4 +585,8 @@ CAF_ADD_ATOM(troupe, troupe::msg, interrupt_atom, "interrupt")
 CAF_ADD_ATOM(troupe, troupe::msg, agent_leave_atom, "agentleave")
 CAF_ADD_TYPE_ID(troupe, (troupe::msg::reduce_dropped))
 CAF_ADD_ATOM(troupe, troupe::msg, ring_abort_atom, "ringabort")
+CAF_ADD_ATOM(troupe, troupe::msg, cancel_atom, "cancel")
+CAF_ADD_ATOM(troupe, troupe::msg, inject_atom, "inject")
+CAF_ADD_ATOM(troupe, troupe::msg, jobs_atom, "jobs")
+CAF_ADD_ATOM(troupe, troupe::msg, job_end_atom, "jobend")
 CAF_END_TYPE_ID_BLOCK(troupe)

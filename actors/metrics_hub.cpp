@@ -5,6 +5,8 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "actors/payloads.hpp"
+
 namespace troupe::actors {
 namespace {
 
@@ -15,8 +17,8 @@ spdlog::logger* log_of(hub_state& st, const std::string& job) {
   std::error_code ec;
   std::filesystem::create_directories(st.log_dir, ec);
   try {
-    auto sink =
-        std::make_shared<spdlog::sinks::basic_file_sink_mt>(st.log_dir + "/" + job + ".log", true);
+    auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(st.log_dir + "/" + job + ".log",
+                                                                    !st.append_logs);
     auto lg = std::make_shared<spdlog::logger>("job:" + job, sink);
     lg->set_pattern("[%Y-%m-%d %H:%M:%S.%e] %v");
     // Every line: after a kill -9 the log still says which step the job had completed (the
@@ -55,9 +57,10 @@ live_metrics to_live(const msg::step_metrics& m) {
 
 caf::behavior metrics_hub(stateful<hub_state>* self,
                           std::shared_ptr<const metrics_subscribers> subscribers,
-                          std::string log_dir) {
+                          std::string log_dir, bool append_logs) {
   self->state.subscribers = std::move(subscribers);
   self->state.log_dir = std::move(log_dir);
+  self->state.append_logs = append_logs;
   return {
       [=](const msg::step_metrics& m) {
         auto& st = self->state;
@@ -92,6 +95,18 @@ caf::behavior metrics_hub(stateful<hub_state>* self,
           lg->flush();
         }
         // The logger stays: the task manager's last event for this job still goes to its file.
+      },
+      // From the task manager, after its last event for the job: the subscribers get the report
+      // and the job's file is closed (a service runs jobs for weeks; each open log is a file
+      // descriptor).
+      [=](msg::job_end_atom, const msg::local_ref<job_report_data>& r) {
+        auto& st = self->state;
+        if (!r) return;
+        for (const auto& f : st.subscribers->on_job_end) f(r->report);
+        const auto it = st.logs.find(r->report.name);
+        if (it == st.logs.end()) return;
+        if (it->second) it->second->flush();
+        st.logs.erase(it);
       },
   };
 }

@@ -3,7 +3,8 @@
 // log lines; the hub writes each job's log file (spdlog, LOG_DIR/JOB.log) and hands the records
 // to the subscribers (the progress line of `troupe run`, embedding apps; the policy actors
 // subscribe here too). It owns no lifecycle beyond open log files: a job's file is
-// opened (truncated) at its first record of the run and flushed when the job finishes.
+// opened (truncated, unless append_logs) at its first record of the run, flushed when the job
+// finishes and closed when the task manager reports its end (job_end_atom).
 #include <map>
 #include <memory>
 #include <string>
@@ -21,14 +22,15 @@ namespace troupe::actors {
 struct hub_state {
   static inline const char* name = "metrics_hub";
   std::shared_ptr<const metrics_subscribers> subscribers;
-  std::string log_dir;  // empty: no log files
+  std::string log_dir;       // empty: no log files
+  bool append_logs = false;  // a service: a resumed job's file goes on; else truncated per run
   std::map<std::string, std::shared_ptr<spdlog::logger>> logs;
   std::vector<caf::actor> policy_actors;  // (subscribe_atom, actor): step_metrics forwarded
 };
 
 caf::behavior metrics_hub(stateful<hub_state>* self,
                           std::shared_ptr<const metrics_subscribers> subscribers,
-                          std::string log_dir);
+                          std::string log_dir, bool append_logs = false);
 
 live_metrics to_live(const msg::step_metrics& m);
 

@@ -16,6 +16,7 @@
 
 #include "actors/agent_directory.hpp"
 #include "actors/fault_injection.hpp"
+#include "actors/live_metrics.hpp"
 #include "actors/report.hpp"
 #include "core/clock.hpp"
 #include "core/config.hpp"
@@ -128,6 +129,11 @@ struct job_request {
 // A finished job's report, handed from the job to the task manager.
 struct job_report_data {
   job_report report;
+};
+
+// The task manager's jobs now: queued ones in the order they start, then running, then ended.
+struct jobs_view {
+  std::vector<job_view> jobs;
 };
 
 // Everything the task manager knows at the end of a run.

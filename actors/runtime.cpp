@@ -18,6 +18,7 @@
 #include "collectives/codecs/codec.hpp"
 #include "collectives/store_actor.hpp"
 #include "core/error.hpp"
+#include "core/fault_spec.hpp"
 #include "core/job_rules.hpp"
 #include "core/launcher_env.hpp"
 
@@ -81,7 +82,9 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
   }
   if (!remote.empty()) {
     if (opts.listen.empty()) opts.listen = "127.0.0.1:0";
-    opts.wait_agents = std::max(opts.wait_agents, actors::agents_to_wait_for(cfg));
+    // A service holds each job for its own agents instead (task_manager_options).
+    if (!opts.service)
+      opts.wait_agents = std::max(opts.wait_agents, actors::agents_to_wait_for(cfg));
   }
   if (!opts.listen.empty()) {
     const auto where = parse_join(opts.listen, "--listen", true);
@@ -104,7 +107,11 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
 runtime::~runtime() {
   if (!impl_->sys) return;
   if (impl_->children) impl_->children->stop_respawning();
-  if (impl_->registry) caf::anon_send(impl_->registry, msg::agent_bye_atom_v);
+  // A service's agents outlive it: they rejoin its next start instead of exiting.
+  if (impl_->registry && !impl_->opts.service)
+    caf::anon_send(impl_->registry, msg::agent_bye_atom_v);
+  else if (impl_->registry)
+    caf::anon_send_exit(impl_->registry, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->tm, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(impl_->hub, caf::exit_reason::user_shutdown);
   if (impl_->directory)
@@ -129,6 +136,9 @@ void runtime::on_metrics(metrics_callback f) {
 void runtime::on_log(log_callback f) {
   impl_->subscribers->on_log.push_back(std::move(f));
 }
+void runtime::on_job_end(job_end_callback f) {
+  impl_->subscribers->on_job_end.push_back(std::move(f));
+}
 
 void runtime::start() {
   if (impl_->started) return;
@@ -148,7 +158,7 @@ void runtime::start() {
         std::make_shared<actors::agent_directory>(collectives::spawn_store_actor(*impl_->sys));
   impl_->hub = impl_->sys->spawn(actors::metrics_hub,
                                  std::shared_ptr<const metrics_subscribers>(impl_->subscribers),
-                                 impl_->opts.log_dir);
+                                 impl_->opts.log_dir, impl_->opts.service);
   actors::task_manager_options tmo;
   tmo.cluster = impl_->cfg.cluster;
   tmo.metrics_hub = impl_->hub;
@@ -157,6 +167,7 @@ void runtime::start() {
   tmo.step_deadline_seconds = impl_->opts.step_deadline_seconds;
   tmo.resume_dir = impl_->opts.resume_dir;
   tmo.agents = impl_->directory;
+  tmo.hold_for_agents = impl_->opts.service;
   {
     auto tm = impl_->sys->spawn(actors::task_manager, std::move(tmo));
     std::lock_guard<std::mutex> lock(impl_->interrupt_mu);
@@ -218,6 +229,60 @@ void runtime::submit(config::job_config job) {
   caf::anon_send(impl_->tm, msg::submit_atom_v, msg::local_ref<actors::job_request>{req});
 }
 
+namespace {
+
+// A question to an actor of the runtime (the task manager, the agent registry) from a thread
+// outside the actor system, with a deadline.
+template <class Result, class... Ts>
+Result ask(caf::actor_system& sys, const caf::actor& tm, Ts&&... xs) {
+  caf::scoped_actor self{sys};
+  Result out{};
+  std::string failure;
+  self->request(tm, std::chrono::seconds(30), std::forward<Ts>(xs)...)
+      .receive([&](Result& r) { out = std::move(r); },
+               [&](caf::error& e) { failure = actors::failure_text(sys, e); });
+  if (!failure.empty()) throw runtime_failure("asking the runtime: " + failure);
+  return out;
+}
+
+}  // namespace
+
+void runtime::cancel(const std::string& job) {
+  start();
+  const auto why = ask<std::string>(*impl_->sys, impl_->tm, msg::cancel_atom_v, job);
+  if (!why.empty()) throw input_error(why);
+}
+
+void runtime::inject(const std::string& job, const std::string& spec) {
+  start();
+  // The target must be a device of the cluster; the job then checks it holds it.
+  const auto f =
+      config::parse_fault(spec.find('@') == std::string::npos ? spec + "@0" : spec, "inject");
+  config::check_fault_target(f, impl_->cfg.cluster, spec, "inject");
+  const auto why = ask<std::string>(*impl_->sys, impl_->tm, msg::inject_atom_v, job, spec);
+  if (!why.empty()) throw input_error(why);
+}
+
+std::vector<job_view> runtime::jobs() const {
+  if (!impl_->sys) return {};
+  const auto view =
+      ask<msg::local_ref<actors::jobs_view>>(*impl_->sys, impl_->tm, msg::jobs_atom_v);
+  return view ? view->jobs : std::vector<job_view>{};
+}
+
+std::vector<agent_report> runtime::agents() const {
+  if (!impl_->agents) return {};
+  std::lock_guard<std::mutex> lock(impl_->agents->mu);
+  return impl_->agents->list;
+}
+
+void runtime::drain_agent(const std::string& name) {
+  if (!impl_->registry)
+    throw input_error("no agent named '" + name + "': nothing listens for agents");
+  const auto why = ask<std::string>(*impl_->sys, impl_->registry, msg::agent_leave_atom_v, name);
+  if (!why.empty()) throw input_error(why);
+}
+
 run_report runtime::wait() {
   start();
   caf::scoped_actor self{*impl_->sys};
@@ -237,7 +302,8 @@ run_report runtime::wait() {
       .receive([](bool) {}, [](caf::error&) {});
   // The run is over: joined agents exit instead of waiting to rejoin.
   if (impl_->children) impl_->children->stop_respawning();
-  if (impl_->registry) caf::anon_send(impl_->registry, msg::agent_bye_atom_v);
+  if (impl_->registry && !impl_->opts.service)
+    caf::anon_send(impl_->registry, msg::agent_bye_atom_v);
   if (impl_->agents) {
     std::lock_guard<std::mutex> lock(impl_->agents->mu);
     out.agents = impl_->agents->list;

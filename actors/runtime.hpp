@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "actors/live_metrics.hpp"
 #include "actors/report.hpp"
@@ -56,6 +57,10 @@ struct runtime_options {
   // makes the runtime listen on 127.0.0.1 (a free port) when `listen` is empty, and every group
   // that is not local is waited for before any job starts.
   std::string agent_program;
+  // `troupe serve`: jobs arrive while the runtime runs. A job waits until the agents of its
+  // groups have joined (instead of the runtime waiting for every agent before any job starts),
+  // and a job's log file is appended to, so a job resumed after a restart keeps its earlier lines.
+  bool service = false;
 };
 
 class runtime {
@@ -73,6 +78,8 @@ class runtime {
   // Subscriptions; call before start().
   void on_metrics(metrics_callback f);
   void on_log(log_callback f);
+  // A job ended for good (not a preemption pause): its report.
+  void on_job_end(job_end_callback f);
 
   // Starts the cluster and submits the config's jobs. Idempotent.
   void start();
@@ -85,6 +92,22 @@ class runtime {
   // status interrupted, and wait() returns. Thread-safe; callable at any time, also before
   // start().
   void interrupt();
+  // Cancels one job: a queued one now, a running one at its next step boundary (status
+  // cancelled, its devices freed). Throws input_error naming the job when there is none of that
+  // name or it has ended.
+  void cancel(const std::string& job);
+  // Injects a fault into a running job (the --inject grammar; without "@STEP" it fires at the
+  // next step): kill, hang, drop, oom, device-error or partition. Throws input_error saying why a
+  // job does not take it.
+  void inject(const std::string& job, const std::string& spec);
+  // Every job the runtime has: queued ones in the order they would start (with why they wait),
+  // then running, then ended.
+  std::vector<job_view> jobs() const;
+  // The agents that joined so far (lost ones with when and why).
+  std::vector<agent_report> agents() const;
+  // Drains a joined agent: it leaves (its workers' share moves, by each job's supervision) and
+  // exits 0. Throws input_error naming the agent when none of that name is joined.
+  void drain_agent(const std::string& name);
   // The port `listen` bound (after start()); 0 without a listener.
   std::uint16_t listen_port() const;
   run_report run() {

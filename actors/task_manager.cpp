@@ -12,6 +12,7 @@
 #include "actors/group_supervisor.hpp"
 #include "actors/share_allocator.hpp"
 #include "core/error.hpp"
+#include "policies/preemption.hpp"
 #include "policies/scheduling.hpp"
 
 namespace troupe::actors {
@@ -33,9 +34,24 @@ void event(self_ptr self, const std::string& job, const std::string& what,
   }
 }
 
+// Every end of a job passes here: the report is kept and, after the job's last event, handed to
+// the metrics hub for runtime::on_job_end (which also closes the job's log file).
+// `keep_outcome`: a second job of a taken name fails without touching the first one's outcome.
+void record_end(self_ptr self, job_report r, bool keep_outcome = false) {
+  auto& st = self->state;
+  if (!keep_outcome) st.outcomes[r.name] = r.status;
+  st.waiting.erase(r.name);
+  st.reports.push_back(r);
+  event(self, r.name, name_of(r.status));
+  if (!st.opts.metrics_hub || keep_outcome) return;
+  auto data = std::make_shared<job_report_data>();
+  data->report = std::move(r);
+  self->send(st.opts.metrics_hub, msg::job_end_atom_v, msg::local_ref<job_report_data>{data});
+}
+
 // A job that ends without ever running (cancelled, bad demand) still gets a report.
 void end_unstarted(self_ptr self, const queued_entry& q, job_status status,
-                   const std::string& error, bool bad_input) {
+                   const std::string& error, bool bad_input, bool keep_outcome = false) {
   auto& st = self->state;
   job_report r;
   r.name = q.cfg.name;
@@ -44,9 +60,7 @@ void end_unstarted(self_ptr self, const queued_entry& q, job_status status,
   r.bad_input = bad_input;
   r.global_batch = q.cfg.batch;
   r.started_s = r.finished_s = seconds_since(st.opts.run_t0);
-  st.reports.push_back(r);
-  st.outcomes[q.cfg.name] = status;
-  event(self, q.cfg.name, name_of(status));
+  record_end(self, std::move(r), keep_outcome);
 }
 
 void deliver_if_idle(self_ptr self) {
@@ -155,6 +169,96 @@ bool group_present(self_ptr self, const config::group_config& g) {
   return g.process == group_process::local || (agents && agents->find(g.name));
 }
 
+// The groups as the admission policy sees them: free devices now.
+std::vector<policies::group_state> group_states(self_ptr self) {
+  auto& st = self->state;
+  std::vector<policies::group_state> groups;
+  for (const auto& g : st.groups) {
+    int free = 0;
+    for (bool b : g.busy) free += b ? 0 : 1;
+    if (g.cfg.shared) free = g.cfg.count;  // time-sliced, never held exclusively
+    if (st.opts.hold_for_agents && !group_present(self, g.cfg)) free = 0;
+    groups.push_back(
+        {g.cfg.name, free, g.cfg.count,
+         g.cfg.weight.value_or(g.cfg.device == device_kind::sim ? 1.0 / g.cfg.slowdown : 1.0)});
+  }
+  return groups;
+}
+
+policies::job_request request_of(const tm_state& st, const queued_entry& q) {
+  policies::job_request r;
+  r.name = q.cfg.name;
+  r.priority = q.cfg.priority;
+  r.demand = demand_of(st, q.cfg);
+  r.after = q.cfg.after;
+  r.resources = q.cfg.resources;
+  r.kind = q.cfg.placement;
+  return r;
+}
+
+// Edge 7: for each job that waits for devices, highest priority first, pause the preemptible
+// jobs of lower priority that make room (policies/preemption.hpp).
+void preempt(self_ptr self, const std::vector<std::string>& waiting_resources) {
+  auto& st = self->state;
+  std::vector<const queued_entry*> waiting;
+  for (const auto& name : waiting_resources)
+    for (const auto& q : st.queue)
+      if (q.cfg.name == name) waiting.push_back(&q);
+  std::stable_sort(waiting.begin(), waiting.end(),
+                   [](const auto* a, const auto* b) { return a->cfg.priority > b->cfg.priority; });
+  for (const auto* q : waiting) {
+    std::vector<policies::preemption_candidate> running;
+    for (const auto& [id, run] : st.running) {
+      policies::preemption_candidate c;
+      c.job = run.name;
+      c.priority = run.entry.cfg.priority;
+      c.seq = run.entry.seq;
+      c.preemptible = run.entry.cfg.preemptible && run.actor;
+      c.pausing = !run.preempted_by.empty();
+      for (const auto& [group, devices] : run.held)
+        for (const auto& g : st.groups)
+          if (g.cfg.name == group && !g.cfg.shared)
+            c.held.push_back({group, static_cast<int>(devices.size())});
+      running.push_back(std::move(c));
+    }
+    for (const auto& victim :
+         policies::preemption_victims(request_of(st, *q), group_states(self), running))
+      for (auto& [id, run] : st.running)
+        if (run.name == victim) {
+          run.preempted_by = q->cfg.name;
+          event(self, run.name, "pausing at its next step boundary for '" + q->cfg.name + "'");
+          self->send(run.actor, msg::drain{id, 0, true});
+        }
+  }
+}
+
+// Why each queued job still waits, for runtime::jobs() (`troupe status`).
+void note_waiting(self_ptr self, const policies::admission_result& adm) {
+  auto& st = self->state;
+  st.waiting.clear();
+  for (const auto& q : st.queue) {
+    std::string deps;
+    for (const auto& dep : q.cfg.after) {
+      const auto o = st.outcomes.find(dep);
+      if (o == st.outcomes.end() || o->second != job_status::completed)
+        deps += (deps.empty() ? "" : ", ") + ("'" + dep + "'") +
+                (o == st.outcomes.end() ? " (not submitted)" : "");
+    }
+    std::string why =
+        !deps.empty() ? "waiting for " + deps + " to complete" : "waiting for free devices";
+    if (std::find(adm.waiting_resources.begin(), adm.waiting_resources.end(), q.cfg.name) !=
+            adm.waiting_resources.end() &&
+        st.opts.hold_for_agents)
+      for (const auto& g : st.groups)
+        if ((q.cfg.resources.empty() || std::find(q.cfg.resources.begin(), q.cfg.resources.end(),
+                                                  g.cfg.name) != q.cfg.resources.end()) &&
+            !group_present(self, g.cfg))
+          why += " (no agent for group '" + g.cfg.name + "')";
+    if (!q.resume_dir.empty()) why = "paused for a higher-priority job; " + why;
+    st.waiting[q.cfg.name] = why;
+  }
+}
+
 void schedule(self_ptr self) {
   auto& st = self->state;
   if (st.interrupted) {
@@ -171,15 +275,7 @@ void schedule(self_ptr self) {
     if (outcome == job_status::completed) completed.insert(name);
     if (outcome == job_status::running) running.insert(name);
   }
-  std::vector<policies::group_state> groups;
-  for (const auto& g : st.groups) {
-    int free = 0;
-    for (bool b : g.busy) free += b ? 0 : 1;
-    if (g.cfg.shared) free = g.cfg.count;  // time-sliced, never held exclusively
-    groups.push_back(
-        {g.cfg.name, free, g.cfg.count,
-         g.cfg.weight.value_or(g.cfg.device == device_kind::sim ? 1.0 / g.cfg.slowdown : 1.0)});
-  }
+  const auto groups = group_states(self);
   // Jobs that name a group that does not exist can never run (edge 4).
   end_queued_if(self, job_status::failed, true, [&](const queued_entry& q) {
     for (const auto& r : q.cfg.resources)
@@ -193,21 +289,10 @@ void schedule(self_ptr self) {
     bool known = true;
     for (const auto& dep : q.cfg.after) known = known && st.outcomes.count(dep) > 0;
     if (!known) continue;
-    policies::job_request r;
-    r.name = q.cfg.name;
-    r.priority = q.cfg.priority;
-    r.demand = demand_of(st, q.cfg);
-    r.after = q.cfg.after;
-    r.resources = q.cfg.resources;
-    pending.push_back(std::move(r));
+    pending.push_back(request_of(st, q));
   }
   policies::admission_result adm;
   try {
-    for (auto& r : pending) {
-      const auto& q = *std::find_if(st.queue.begin(), st.queue.end(),
-                                    [&](const queued_entry& e) { return e.cfg.name == r.name; });
-      r.kind = q.cfg.placement;
-    }
     // Backfill: a job whose groups are free starts even while an earlier (or higher-priority)
     // job waits for other groups; admission order still follows priority, so a waiting job gets
     // its groups before any lower-priority job when they are released.
@@ -245,9 +330,10 @@ void schedule(self_ptr self) {
     launch.metrics_hub = st.opts.metrics_hub;
     launch.run_t0 = st.opts.run_t0;
     launch.step_deadline_seconds = st.opts.step_deadline_seconds;
-    launch.resume_dir = st.opts.resume_dir;
+    launch.resume_dir = q.resume_dir.empty() ? st.opts.resume_dir : q.resume_dir;
     running_entry run;
     run.name = q.cfg.name;
+    run.entry = q;
     std::vector<std::string> names;
     int present = 0;
     for (const auto& entry : dec.where) {
@@ -294,6 +380,8 @@ void schedule(self_ptr self) {
       end_unstarted(self, q, job_status::cancelled,
                     "can never start (a dependency was never submitted)", false);
   }
+  preempt(self, adm.waiting_resources);
+  note_waiting(self, adm);
   deliver_if_idle(self);
 }
 
@@ -301,6 +389,8 @@ void schedule(self_ptr self) {
 // one starts once it has min_devices).
 void on_group_up(self_ptr self, const std::string& group) {
   auto& st = self->state;
+  // Jobs held for this group's agent may start now.
+  if (st.opts.hold_for_agents) schedule(self);
   for (auto& [id, run] : st.running) {
     const auto it = std::find_if(run.pending.begin(), run.pending.end(),
                                  [&](const group_slot& s) { return s.group.name == group; });
@@ -379,9 +469,7 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
       r.status = job_status::failed;
       r.error = "job actor stopped: " + failure_text(self->system(), d.reason);
       r.finished_s = seconds_since(st.opts.run_t0);
-      st.reports.push_back(r);
-      st.outcomes[run.name] = job_status::failed;
-      event(self, run.name, "failed");
+      record_end(self, std::move(r));
       for (const auto& g : st.groups) self->send(g.supervisor, msg::release{id, 1});
       release(self, id);
       schedule(self);
@@ -391,10 +479,15 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
   return {
       [=](msg::submit_atom, const msg::local_ref<job_request>& req) {
         auto& st = self->state;
-        queued_entry q{st.next_id++, st.next_seq++, req->config};
-        if (st.outcomes.count(q.cfg.name)) {
+        queued_entry q{st.next_id++, st.next_seq++, req->config, {}};
+        // A name is one job at a time; once it ended, the name may run again (a service retries
+        // a job whose start failed).
+        const auto earlier = st.outcomes.find(q.cfg.name);
+        if (earlier != st.outcomes.end() &&
+            (earlier->second == job_status::queued || earlier->second == job_status::running)) {
           end_unstarted(self, q, job_status::failed,
-                        "a job named '" + q.cfg.name + "' was already submitted", true);
+                        "a job named '" + q.cfg.name + "' is already queued or running", true,
+                        true);
           return;
         }
         st.outcomes[q.cfg.name] = job_status::queued;
@@ -406,15 +499,30 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
       [=](const msg::job_finished& f, const msg::local_ref<job_report_data>& rep) {
         auto& st = self->state;
         if (!st.running.count(f.job)) return;
-        st.outcomes[f.name] = f.status;
+        const auto& run = st.running.at(f.job);
+        // Edge 7's end: paused at a checkpoint, it waits again in its old place.
+        if (!run.preempted_by.empty() && f.status == job_status::interrupted && !st.interrupted) {
+          auto q = run.entry;
+          q.id = st.next_id++;
+          q.resume_dir = q.cfg.checkpoint.dir;
+          event(self, f.name,
+                "paused at step " + std::to_string(rep->report.steps) + " for '" +
+                    run.preempted_by + "'; queued again, to resume from its checkpoint");
+          st.outcomes[f.name] = job_status::queued;
+          const auto at = std::find_if(st.queue.begin(), st.queue.end(),
+                                       [&](const queued_entry& e) { return e.seq > q.seq; });
+          st.queue.insert(at, std::move(q));
+          release(self, f.job);
+          schedule(self);
+          return;
+        }
         auto r = rep->report;
-        if (st.running.at(f.job).sharing) {
+        if (run.sharing) {
           auto s = st.shares.find(f.name);
           if (s != st.shares.end()) r.share = s->second;
           r.share_changes = st.share_changes[f.name];
         }
-        st.reports.push_back(std::move(r));
-        event(self, f.name, name_of(f.status));
+        record_end(self, std::move(r));
         release(self, f.job);
         schedule(self);
       },
@@ -456,6 +564,75 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
             break;
           }
         schedule(self);
+      },
+      // runtime::cancel: "" when the job is cancelled (a running one at its next step boundary),
+      // else why not.
+      [=](msg::cancel_atom, const std::string& name) -> std::string {
+        auto& st = self->state;
+        for (auto& [id, run] : st.running) {
+          if (run.name != name) continue;
+          if (run.actor) {
+            self->send(run.actor, msg::drain{id, msg::any_generation, false});
+            return "";
+          }
+          // Elastic, still waiting for min_devices: no actor to drain.
+          end_unstarted(self, run.entry, job_status::cancelled, "cancelled before it started",
+                        false);
+          release(self, id);
+          schedule(self);
+          return "";
+        }
+        for (const auto& q : st.queue)
+          if (q.cfg.name == name) {
+            self->send(self, msg::drain{q.id, 0, false});
+            return "";
+          }
+        const auto o = st.outcomes.find(name);
+        return o == st.outcomes.end() ? "no job named '" + name + "'"
+                                      : "job '" + name + "' has ended (" + name_of(o->second) + ")";
+      },
+      // runtime::inject: the running job takes the fault or says why not.
+      [=](msg::inject_atom, const std::string& name,
+          const std::string& spec) -> caf::result<std::string> {
+        auto& st = self->state;
+        for (auto& [id, run] : st.running)
+          if (run.name == name && run.actor) {
+            auto rp = self->make_response_promise<std::string>();
+            self->request(run.actor, std::chrono::seconds(10), msg::inject_atom_v, spec)
+                .then([rp](const std::string& why) mutable { rp.deliver(why); },
+                      [rp, name](const caf::error&) mutable {
+                        rp.deliver("job '" + name + "' ended before it took the fault");
+                      });
+            return rp;
+          }
+        const auto o = st.outcomes.find(name);
+        return std::string(o == st.outcomes.end()
+                               ? "no job named '" + name + "'"
+                               : "job '" + name + "' is not running (" + name_of(o->second) + ")");
+      },
+      // runtime::jobs: queued in the order they would start, then running, then ended.
+      [=](msg::jobs_atom) {
+        auto& st = self->state;
+        auto data = std::make_shared<jobs_view>();
+        std::vector<const queued_entry*> queued;
+        for (const auto& q : st.queue) queued.push_back(&q);
+        std::stable_sort(queued.begin(), queued.end(), [](const auto* a, const auto* b) {
+          return a->cfg.priority > b->cfg.priority;
+        });
+        for (const auto* q : queued) {
+          const auto w = st.waiting.find(q->cfg.name);
+          data->jobs.push_back({q->cfg.name, "queued", q->cfg.priority, q->cfg.preemptible,
+                                static_cast<int>(data->jobs.size()),
+                                w == st.waiting.end() ? "" : w->second});
+        }
+        for (const auto& [id, run] : st.running)
+          data->jobs.push_back(
+              {run.name, "running", run.entry.cfg.priority, run.entry.cfg.preemptible, -1,
+               run.preempted_by.empty() ? (run.actor ? "" : "waiting for min_devices")
+                                        : "pausing for '" + run.preempted_by + "'"});
+        for (const auto& r : st.reports)
+          data->jobs.push_back({r.name, name_of(r.status), 0, false, -1, r.error});
+        return msg::local_ref<jobs_view>{data};
       },
       [=](msg::wait_atom) -> caf::result<msg::local_ref<run_report_data>> {
         auto& st = self->state;

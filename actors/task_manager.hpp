@@ -12,6 +12,7 @@
 //     \--4------------------------------->/ (FAILED)
 //   RUNNING --5--> FAILED
 //   QUEUED --6--> INTERRUPTED
+//   RUNNING --7--> QUEUED
 //
 //   1. a scheduling pass (after every submit, job end and priority change) admits it: its
 //      devices are marked busy and the job actor is spawned with them.
@@ -24,6 +25,10 @@
 //   5. the job actor died without a job_finished (a bug): failed, devices freed.
 //   6. the run stops (interrupt_atom, runtime::interrupt): queued jobs never start; running ones
 //      get drain with `interrupt` and end INTERRUPTED at their next step boundary (edge 2).
+//   7. preemption: a queued job that cannot be placed while a `preemptible` job of lower
+//      priority holds devices it could use drains that job (interrupt: a last checkpoint at the
+//      step boundary); when it ends INTERRUPTED it is queued again (RUNNING --7--> QUEUED) with
+//      its own checkpoints to resume from, in its old place in the queue.
 //
 // When nothing is queued or running and the runtime waits, the run report is delivered.
 #include <functional>
@@ -50,6 +55,9 @@ struct task_manager_options {
   job_spawner spawner;     // empty: the real job actor
   // Where groups whose `process` is not local find their agent (null: no listener).
   std::shared_ptr<const agent_directory> agents;
+  // A service: a group whose agent has not joined (or was lost) offers no devices, so a job
+  // waits for its agents instead of starting without them; a join schedules again.
+  bool hold_for_agents = false;
 };
 
 struct managed_group {
@@ -62,10 +70,13 @@ struct queued_entry {
   msg::job_id id = 0;
   std::int64_t seq = 0;
   config::job_config cfg;
+  std::string resume_dir;  // a preempted job: its own checkpoints (else the run's resume_dir)
 };
 
 struct running_entry {
   std::string name;
+  queued_entry entry;        // as it was queued: a preempted job is queued again from it
+  std::string preempted_by;  // drained for this higher-priority job; queued again when it ends
   caf::actor actor;
   std::vector<std::pair<std::string, std::vector<int>>> held;  // group -> device indices
   bool sharing = false;  // holds a `shared` group: time-sliced with other jobs (share_allocator)
@@ -82,6 +93,7 @@ struct tm_state {
   std::vector<queued_entry> queue;
   std::map<msg::job_id, running_entry> running;
   std::map<std::string, job_status> outcomes;  // by job name
+  std::map<std::string, std::string> waiting;  // queued job -> why it waits (last pass)
   std::vector<job_report> reports;             // in order of ending
   std::vector<schedule_event> events;
   std::vector<caf::response_promise> waiters;
