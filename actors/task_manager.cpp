@@ -11,8 +11,8 @@
 
 #include "actors/group_supervisor.hpp"
 #include "actors/share_allocator.hpp"
+#include "actors/task_queue.hpp"
 #include "core/error.hpp"
-#include "policies/preemption.hpp"
 #include "policies/scheduling.hpp"
 
 namespace troupe::actors {
@@ -144,119 +144,12 @@ void join_shares(self_ptr self, msg::job_id id, const config::job_config& cfg) {
     if (run.sharing) st.shares[run.name] = st.share_keys[rid] / total;
 }
 
-// The devices a job asks for: every device of the groups it names (all groups when it names
-// none). The config has no smaller device count yet; policies::admit takes any demand.
-int demand_of(const tm_state& st, const config::job_config& cfg) {
-  int n = 0;
-  for (const auto& g : st.groups)
-    if (cfg.resources.empty() ||
-        std::find(cfg.resources.begin(), cfg.resources.end(), g.cfg.name) != cfg.resources.end())
-      n += g.cfg.count;
-  return std::max(1, n);
-}
-
 // Spawns the job of `launch` (edge 1's end) and monitors it.
 void start_job(self_ptr self, msg::job_id id, running_entry& run, const job_launch& launch) {
   auto& st = self->state;
   run.actor = st.opts.spawner ? st.opts.spawner(self, launch) : self->spawn(job_actor, launch);
   self->monitor(run.actor);
   if (run.sharing) join_shares(self, id, launch.cfg);
-}
-
-// Elastic jobs: a group is present when it computes here or its agent has joined.
-bool group_present(self_ptr self, const config::group_config& g) {
-  const auto& agents = self->state.opts.agents;
-  return g.process == group_process::local || (agents && agents->find(g.name));
-}
-
-// The groups as the admission policy sees them: free devices now.
-std::vector<policies::group_state> group_states(self_ptr self) {
-  auto& st = self->state;
-  std::vector<policies::group_state> groups;
-  for (const auto& g : st.groups) {
-    int free = 0;
-    for (bool b : g.busy) free += b ? 0 : 1;
-    if (g.cfg.shared) free = g.cfg.count;  // time-sliced, never held exclusively
-    if (st.opts.hold_for_agents && !group_present(self, g.cfg)) free = 0;
-    groups.push_back(
-        {g.cfg.name, free, g.cfg.count,
-         g.cfg.weight.value_or(g.cfg.device == device_kind::sim ? 1.0 / g.cfg.slowdown : 1.0)});
-  }
-  return groups;
-}
-
-policies::job_request request_of(const tm_state& st, const queued_entry& q) {
-  policies::job_request r;
-  r.name = q.cfg.name;
-  r.priority = q.cfg.priority;
-  r.demand = demand_of(st, q.cfg);
-  r.after = q.cfg.after;
-  r.resources = q.cfg.resources;
-  r.kind = q.cfg.placement;
-  return r;
-}
-
-// Edge 7: for each job that waits for devices, highest priority first, pause the preemptible
-// jobs of lower priority that make room (policies/preemption.hpp).
-void preempt(self_ptr self, const std::vector<std::string>& waiting_resources) {
-  auto& st = self->state;
-  std::vector<const queued_entry*> waiting;
-  for (const auto& name : waiting_resources)
-    for (const auto& q : st.queue)
-      if (q.cfg.name == name) waiting.push_back(&q);
-  std::stable_sort(waiting.begin(), waiting.end(),
-                   [](const auto* a, const auto* b) { return a->cfg.priority > b->cfg.priority; });
-  for (const auto* q : waiting) {
-    std::vector<policies::preemption_candidate> running;
-    for (const auto& [id, run] : st.running) {
-      policies::preemption_candidate c;
-      c.job = run.name;
-      c.priority = run.entry.cfg.priority;
-      c.seq = run.entry.seq;
-      c.preemptible = run.entry.cfg.preemptible && run.actor;
-      c.pausing = !run.preempted_by.empty();
-      for (const auto& [group, devices] : run.held)
-        for (const auto& g : st.groups)
-          if (g.cfg.name == group && !g.cfg.shared)
-            c.held.push_back({group, static_cast<int>(devices.size())});
-      running.push_back(std::move(c));
-    }
-    for (const auto& victim :
-         policies::preemption_victims(request_of(st, *q), group_states(self), running))
-      for (auto& [id, run] : st.running)
-        if (run.name == victim) {
-          run.preempted_by = q->cfg.name;
-          event(self, run.name, "pausing at its next step boundary for '" + q->cfg.name + "'");
-          self->send(run.actor, msg::drain{id, 0, true});
-        }
-  }
-}
-
-// Why each queued job still waits, for runtime::jobs() (`troupe status`).
-void note_waiting(self_ptr self, const policies::admission_result& adm) {
-  auto& st = self->state;
-  st.waiting.clear();
-  for (const auto& q : st.queue) {
-    std::string deps;
-    for (const auto& dep : q.cfg.after) {
-      const auto o = st.outcomes.find(dep);
-      if (o == st.outcomes.end() || o->second != job_status::completed)
-        deps += (deps.empty() ? "" : ", ") + ("'" + dep + "'") +
-                (o == st.outcomes.end() ? " (not submitted)" : "");
-    }
-    std::string why =
-        !deps.empty() ? "waiting for " + deps + " to complete" : "waiting for free devices";
-    if (std::find(adm.waiting_resources.begin(), adm.waiting_resources.end(), q.cfg.name) !=
-            adm.waiting_resources.end() &&
-        st.opts.hold_for_agents)
-      for (const auto& g : st.groups)
-        if ((q.cfg.resources.empty() || std::find(q.cfg.resources.begin(), q.cfg.resources.end(),
-                                                  g.cfg.name) != q.cfg.resources.end()) &&
-            !group_present(self, g.cfg))
-          why += " (no agent for group '" + g.cfg.name + "')";
-    if (!q.resume_dir.empty()) why = "paused for a higher-priority job; " + why;
-    st.waiting[q.cfg.name] = why;
-  }
 }
 
 void schedule(self_ptr self) {
@@ -275,7 +168,7 @@ void schedule(self_ptr self) {
     if (outcome == job_status::completed) completed.insert(name);
     if (outcome == job_status::running) running.insert(name);
   }
-  const auto groups = group_states(self);
+  const auto groups = group_states(st);
   // Jobs that name a group that does not exist can never run (edge 4).
   end_queued_if(self, job_status::failed, true, [&](const queued_entry& q) {
     for (const auto& r : q.cfg.resources)
@@ -349,7 +242,7 @@ void schedule(self_ptr self) {
           }
         run.sharing = run.sharing || g.cfg.shared;
         run.held.emplace_back(entry.group, slot.devices);
-        if (q.cfg.elastic && !group_present(self, g.cfg)) {
+        if (q.cfg.elastic && !group_present(self->state, g.cfg)) {
           run.pending.push_back(std::move(slot));
           continue;
         }
@@ -380,8 +273,14 @@ void schedule(self_ptr self) {
       end_unstarted(self, q, job_status::cancelled,
                     "can never start (a dependency was never submitted)", false);
   }
-  preempt(self, adm.waiting_resources);
-  note_waiting(self, adm);
+  // Edge 7: pause the preemptible jobs that make room for a waiting one of higher priority.
+  for (const auto& p : preemptions(st, adm.waiting_resources)) {
+    auto& run = st.running.at(p.victim);
+    run.preempted_by = p.waiting;
+    event(self, run.name, "pausing at its next step boundary for '" + p.waiting + "'");
+    self->send(run.actor, msg::drain{p.victim, 0, true});
+  }
+  note_waiting(st, adm);
   deliver_if_idle(self);
 }
 
@@ -612,27 +511,7 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
       },
       // runtime::jobs: queued in the order they would start, then running, then ended.
       [=](msg::jobs_atom) {
-        auto& st = self->state;
-        auto data = std::make_shared<jobs_view>();
-        std::vector<const queued_entry*> queued;
-        for (const auto& q : st.queue) queued.push_back(&q);
-        std::stable_sort(queued.begin(), queued.end(), [](const auto* a, const auto* b) {
-          return a->cfg.priority > b->cfg.priority;
-        });
-        for (const auto* q : queued) {
-          const auto w = st.waiting.find(q->cfg.name);
-          data->jobs.push_back({q->cfg.name, "queued", q->cfg.priority, q->cfg.preemptible,
-                                static_cast<int>(data->jobs.size()),
-                                w == st.waiting.end() ? "" : w->second});
-        }
-        for (const auto& [id, run] : st.running)
-          data->jobs.push_back(
-              {run.name, "running", run.entry.cfg.priority, run.entry.cfg.preemptible, -1,
-               run.preempted_by.empty() ? (run.actor ? "" : "waiting for min_devices")
-                                        : "pausing for '" + run.preempted_by + "'"});
-        for (const auto& r : st.reports)
-          data->jobs.push_back({r.name, name_of(r.status), 0, false, -1, r.error});
-        return msg::local_ref<jobs_view>{data};
+        return msg::local_ref<jobs_view>{std::make_shared<jobs_view>(view_of(self->state))};
       },
       [=](msg::wait_atom) -> caf::result<msg::local_ref<run_report_data>> {
         auto& st = self->state;
