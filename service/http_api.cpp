@@ -1,0 +1,173 @@
+#include "service/http_api.hpp"
+
+#include <httplib.h>
+
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/launcher_env.hpp"
+#include "service/job_service.hpp"
+
+namespace troupe::service {
+namespace {
+
+using json = nlohmann::json;
+
+void reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void fail(httplib::Response& res, int status, const std::string& error) {
+  reply(res, status, {{"error", error}});
+}
+
+// Runs a handler, mapping the runtime's exceptions onto status codes.
+template <class F>
+httplib::Server::Handler guarded(F f) {
+  return [f](const httplib::Request& req, httplib::Response& res) {
+    try {
+      f(req, res);
+    } catch (const not_found& e) {
+      fail(res, 404, e.what());
+    } catch (const input_error& e) {
+      fail(res, 400, e.what());
+    } catch (const runtime_failure& e) {
+      fail(res, 503, e.what());
+    } catch (const std::exception& e) {
+      fail(res, 500, e.what());
+    }
+  };
+}
+
+// The request's JSON body, which must be an object.
+json body_of(const httplib::Request& req) {
+  auto body = json::parse(req.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object())
+    throw input_error("the request body must be a JSON object");
+  return body;
+}
+
+std::string string_field(const json& body, const char* key, bool required) {
+  const auto it = body.find(key);
+  if (it == body.end()) {
+    if (required) throw input_error(std::string("the request needs a string '") + key + "'");
+    return "";
+  }
+  if (!it->is_string()) throw input_error(std::string("'") + key + "' must be a string");
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+struct http_api::runner {
+  std::thread thread;
+};
+
+http_api::http_api(job_service& service, http_options options)
+    : server_(std::make_unique<httplib::Server>()), thread_(std::make_unique<runner>()) {
+  auto& srv = *server_;
+  srv.set_payload_max_length(options.max_body_bytes);
+  // A client that stops sending is dropped instead of holding a thread.
+  srv.set_read_timeout(10, 0);
+  srv.set_write_timeout(10, 0);
+  const std::string id = "([A-Za-z0-9_.-]{1,200})";
+
+  srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    reply(res, 200, {{"status", "alive"}});
+  });
+  srv.Get("/readyz", [&service](const httplib::Request&, httplib::Response& res) {
+    if (service.ready())
+      reply(res, 200, {{"status", "ready"}});
+    else
+      reply(res, 503, {{"status", "stopping"}, {"error", "the service is stopping"}});
+  });
+  srv.Post("/api/v1/jobs", guarded([&service](const httplib::Request& req, httplib::Response& res) {
+             const auto body = body_of(req);
+             const auto yaml = string_field(body, "yaml", true);
+             auto source = string_field(body, "file", false);
+             if (source.empty()) source = "submitted.yaml";
+             std::vector<std::string> sets;
+             if (const auto s = body.find("set"); s != body.end()) {
+               if (!s->is_array()) throw input_error("'set' must be a list of PATH=VALUE strings");
+               for (const auto& v : *s) {
+                 if (!v.is_string())
+                   throw input_error("'set' must be a list of PATH=VALUE strings");
+                 sets.push_back(v.get<std::string>());
+               }
+             }
+             json jobs = json::array();
+             for (const auto& j : service.submit(yaml, source, sets))
+               jobs.push_back(
+                   {{"id", j.id}, {"name", j.name}, {"priority", j.priority}, {"state", j.state}});
+             reply(res, 201, {{"jobs", jobs}});
+           }));
+  srv.Get("/api/v1/jobs", guarded([&service](const httplib::Request&, httplib::Response& res) {
+            reply(res, 200, service.jobs());
+          }));
+  srv.Get("/api/v1/jobs/" + id,
+          guarded([&service](const httplib::Request& req, httplib::Response& res) {
+            reply(res, 200, service.job(req.matches[1]));
+          }));
+  srv.Get("/api/v1/jobs/" + id + "/logs",
+          guarded([&service](const httplib::Request& req, httplib::Response& res) {
+            std::uint64_t offset = 0;
+            if (req.has_param("offset")) {
+              const auto text = req.get_param_value("offset");
+              std::size_t used = 0;
+              try {
+                offset = std::stoull(text, &used);
+              } catch (const std::exception&) {
+                used = 0;
+              }
+              if (used == 0 || used != text.size())
+                throw input_error("offset must be a byte count, got '" + text.substr(0, 40) + "'");
+            }
+            reply(res, 200, service.logs(req.matches[1], offset, 256 * 1024));
+          }));
+  srv.Post("/api/v1/jobs/" + id + "/cancel",
+           guarded([&service](const httplib::Request& req, httplib::Response& res) {
+             service.cancel(req.matches[1]);
+             reply(res, 202, {{"id", req.matches[1]}, {"state", "cancelling"}});
+           }));
+  srv.Post("/api/v1/jobs/" + id + "/inject",
+           guarded([&service](const httplib::Request& req, httplib::Response& res) {
+             const auto spec = string_field(body_of(req), "spec", true);
+             service.inject(req.matches[1], spec);
+             reply(res, 202, {{"id", req.matches[1]}, {"spec", spec}});
+           }));
+  srv.Get("/api/v1/agents", guarded([&service](const httplib::Request&, httplib::Response& res) {
+            reply(res, 200, service.agents());
+          }));
+  srv.Post("/api/v1/agents/" + id + "/drain",
+           guarded([&service](const httplib::Request& req, httplib::Response& res) {
+             service.drain_agent(req.matches[1]);
+             reply(res, 202, {{"agent", req.matches[1]}, {"state", "drained"}});
+           }));
+  // Unknown routes, and httplib's own refusals (413 for a body over the limit, 400 for a
+  // request it cannot parse): JSON with an error field like every other answer.
+  srv.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const std::string what = res.status == 404 ? "no such endpoint: " + req.method + " " + req.path
+                             : res.status == 413 ? "the request body is over the limit"
+                                                 : "bad request";
+    fail(res, res.status, what);
+  });
+  srv.set_exception_handler([](const httplib::Request&, httplib::Response& res,
+                               std::exception_ptr) { fail(res, 500, "internal error"); });
+
+  const auto where = parse_join(options.address, "--http", true);
+  const int port = where.port == 0 ? srv.bind_to_any_port(where.host)
+                                   : (srv.bind_to_port(where.host, where.port) ? where.port : -1);
+  if (port <= 0) throw input_error("--http " + options.address + ": cannot listen there");
+  port_ = static_cast<std::uint16_t>(port);
+  thread_->thread = std::thread([this] { server_->listen_after_bind(); });
+}
+
+http_api::~http_api() {
+  server_->stop();
+  if (thread_->thread.joinable()) thread_->thread.join();
+}
+
+}  // namespace troupe::service

@@ -1,0 +1,44 @@
+#pragma once
+// The HTTP+JSON API of `troupe serve` under /api/v1/ (docs/API.md has one request and response
+// per endpoint), and /healthz, /readyz. The clients (`troupe submit`, `status`, ...) use it, and
+// so may any orchestration app. cpp-httplib serves it on a thread pool of its own.
+//
+// Every answer is JSON; a failure has an `error` field: 400 bad input (a job file's
+// `file:line: key: message`, a bad spec), 404 an unknown job or route, 413 a body over the limit,
+// 503 while the service stops, 500 anything else. A request is applied whole or not at all: a
+// client that goes away mid-request leaves nothing half-written (a submission is one
+// transaction, taken only once the whole body is read).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace httplib {
+class Server;
+}
+
+namespace troupe::service {
+
+class job_service;
+
+struct http_options {
+  std::string address = "127.0.0.1:7080";  // HOST:PORT; port 0 picks a free one
+  std::size_t max_body_bytes = 1 << 20;    // a job file is a few KiB
+};
+
+class http_api {
+ public:
+  // Binds at once (input_error naming the address when it cannot) and serves until destroyed.
+  http_api(job_service& service, http_options options);
+  ~http_api();
+  http_api(const http_api&) = delete;
+  http_api& operator=(const http_api&) = delete;
+  std::uint16_t port() const { return port_; }
+
+ private:
+  std::unique_ptr<httplib::Server> server_;
+  std::uint16_t port_ = 0;
+  struct runner;
+  std::unique_ptr<runner> thread_;
+};
+
+}  // namespace troupe::service

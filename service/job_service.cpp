@@ -1,0 +1,418 @@
+#include "service/job_service.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/config_load.hpp"
+#include "core/job_rules.hpp"
+
+namespace troupe::service {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path + ": cannot read it");
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// Written to a temporary file, then renamed: a crash leaves the old file or the new one.
+void write_file(const std::string& path, const std::string& text) {
+  const auto tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw runtime_failure(tmp + ": cannot write it");
+  }
+  fs::rename(tmp, path);
+}
+
+// The states the database keeps for what the runtime reports.
+bool has_ended(const std::string& state) {
+  return state == "completed" || state == "failed" || state == "cancelled" ||
+         state == "interrupted";
+}
+
+}  // namespace
+
+struct job_service::state {
+  service_options opts;
+  std::string checkpoint_root;
+  std::string log_dir;
+  config::cluster_config cluster;
+  std::unique_ptr<job_store> store;
+  std::unique_ptr<runtime> rt;
+  mutable std::mutex mu;  // guards what follows
+  bool stopping = false;
+  std::map<std::string, live_metrics> last_step;  // by id, while it runs
+  static constexpr int max_start_retries = 3;
+
+  void log(const std::string& line) const {
+    if (opts.log) opts.log(line);
+  }
+
+  // The runnable job of a stored submission: its entry of the file, named by its id, with
+  // `after:` resolved to ids (see the header). Parsed again from the stored text, so a restart
+  // rebuilds exactly what was submitted.
+  config::job_config materialize(const stored_job& sj, const std::vector<stored_job>& all) const {
+    std::vector<std::string> known;
+    for (const auto& j : all) {
+      known.push_back(j.name);
+      known.push_back(j.id);
+    }
+    auto rc = config::parse_jobs(sj.yaml, sj.source, sj.sets, cluster, known, checkpoint_root);
+    if (sj.index < 0 || static_cast<std::size_t>(sj.index) >= rc.jobs.size())
+      throw input_error(sj.source + ": has no jobs[" + std::to_string(sj.index) + "]");
+    auto job = rc.jobs[static_cast<std::size_t>(sj.index)];
+    const auto first_seq = sj.seq - sj.index;  // one submission's jobs have consecutive seqs
+    for (auto& dep : job.after) {
+      const auto sibling = std::find_if(rc.jobs.begin(), rc.jobs.end(),
+                                        [&](const config::job_config& j) { return j.name == dep; });
+      if (sibling != rc.jobs.end()) {
+        dep += "-" + std::to_string(first_seq + (sibling - rc.jobs.begin()));
+        continue;
+      }
+      const stored_job* newest = nullptr;
+      for (const auto& j : all)
+        if (j.seq < sj.seq && (j.name == dep || j.id == dep)) newest = &j;
+      if (newest) dep = newest->id;
+    }
+    job.name = sj.id;
+    return job;
+  }
+
+  void on_end(const job_report& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    last_step.erase(r.name);
+    const auto status = std::string(name_of(r.status));
+    // Stopped with the service: it stays queued and resumes at the next start.
+    if (stopping && r.status == job_status::interrupted) {
+      store->set_state(r.name, "queued", "the service stopped; resumes at its next start");
+      return;
+    }
+    // A start that failed (an agent lost while the job set up, before its first step) is
+    // transient: the job goes again, a few times, as a Kubernetes Job's backoffLimit would.
+    if (r.status == job_status::failed && !r.bad_input && r.steps == 0 && !stopping) {
+      const auto events = store->events(r.name);
+      const auto retries = std::count_if(events.begin(), events.end(),
+                                         [](const job_event& e) { return e.event == "retry"; });
+      if (retries < max_start_retries) {
+        store->add_event(r.name, "retry", "its start failed: " + r.error);
+        store->set_state(r.name, "queued", "its start failed; submitted again");
+        // submit() only sends to the task manager: safe on the runtime's metrics thread.
+        rt->submit(materialize(*store->get(r.name), store->list()));
+        return;
+      }
+    }
+    store->finish(r.name, status, to_json(r).dump(), r.error);
+  }
+
+  // A job's log lines (named by its id) that belong in its history: the task manager's schedule
+  // events ("started on ...", "paused at step ...", "pausing ...") and the job's own failure,
+  // restart, resume and injection lines. Every other line stays in the log file only.
+  void on_event(const std::string& id, const std::string& text) {
+    if (!store->get(id)) return;
+    if (text.rfind("started", 0) == 0) {
+      store->set_state(id, "running");
+      store->add_event(id, "start", text);
+    } else if (text.rfind("paused at step", 0) == 0) {
+      store->set_state(id, "paused", text);
+    } else if (text.rfind("failure: ", 0) == 0) {
+      store->add_event(id, "failure", text.substr(9));
+    } else if (text.rfind("worker ", 0) == 0 && text.find(" restarted") != std::string::npos) {
+      store->add_event(id, "restart", text);
+    } else if (text.rfind("resume: ", 0) == 0) {
+      store->add_event(id, "resume", text.substr(8));
+    } else if (text.rfind("fault injected", 0) == 0 || text.rfind("pausing", 0) == 0) {
+      store->add_event(id, text.substr(0, text.find_first_of(": ")), text);
+    }
+  }
+};
+
+job_service::job_service(service_options o) : st_(std::make_unique<state>()) {
+  auto& st = *st_;
+  st.opts = std::move(o);
+  if (st.opts.state_dir.empty()) throw input_error("--state: a directory is needed");
+  st.store = std::make_unique<job_store>(st.opts.state_dir);
+  st.checkpoint_root = (fs::path(st.opts.state_dir) / "checkpoints").string();
+  st.log_dir = (fs::path(st.opts.state_dir) / "logs").string();
+  // The cluster is kept beside the database, so that a restart needs no flags.
+  const auto kept = (fs::path(st.opts.state_dir) / "cluster.yaml").string();
+  std::string text;
+  std::string source = st.opts.cluster_file;
+  if (!st.opts.cluster_file.empty()) {
+    text = read_file(st.opts.cluster_file);
+  } else if (fs::exists(kept)) {
+    text = read_file(kept);
+    source = kept;
+  } else {
+    throw input_error("--cluster FILE is needed at the first start (no " + kept + " yet)");
+  }
+  st.cluster = config::parse_cluster(text, source);
+  if (source != kept) write_file(kept, text);
+
+  config::run_config cfg;
+  cfg.source = source;
+  cfg.cluster = st.cluster;
+  runtime_options ro;
+  ro.log_dir = st.log_dir;
+  ro.resume_dir = st.checkpoint_root;
+  ro.listen = st.opts.listen;
+  ro.join_token = st.opts.join_token;
+  ro.insecure = st.opts.insecure;
+  ro.agent_program = st.opts.agent_program;
+  ro.step_deadline_seconds = st.opts.step_deadline_seconds;
+  ro.service = true;
+  st.rt = std::make_unique<runtime>(std::move(cfg), ro);
+  state* s = &st;
+  st.rt->on_job_end([s](const job_report& r) { s->on_end(r); });
+  st.rt->on_log([s](const std::string& job, const std::string& text) {
+    if (job == "agents")
+      s->log(text);
+    else
+      s->on_event(job, text);
+  });
+  st.rt->on_metrics([s](const live_metrics& m) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->last_step[m.job] = m;
+  });
+  st.rt->start();
+
+  // What the last run left queued or running goes in again, in submission order.
+  const auto all = st.store->list();
+  for (const auto& sj : all) {
+    if (has_ended(sj.state)) continue;
+    try {
+      auto job = st.materialize(sj, all);
+      if (sj.state != "queued")
+        st.store->set_state(sj.id, "queued",
+                            "was " + sj.state + " when the service stopped; resumes from its " +
+                                "newest checkpoint");
+      st.store->add_event(sj.id, "recovered", "submitted again after a service start");
+      st.rt->submit(std::move(job));
+    } catch (const input_error& e) {
+      st.store->finish(sj.id, "failed", "", std::string("cannot be submitted again: ") + e.what());
+    }
+  }
+  st.log("serving; state in " + st.opts.state_dir + ", agents join at " + st.opts.listen);
+}
+
+job_service::~job_service() {
+  // The runtime first: its callbacks use the store.
+  st_->rt.reset();
+}
+
+std::vector<stored_job> job_service::submit(const std::string& yaml, const std::string& source,
+                                            const std::vector<std::string>& sets) {
+  auto& st = *st_;
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (st.stopping) throw runtime_failure("the service is stopping; submit again after its start");
+  }
+  // Validate before anything is stored: a bad file queues nothing.
+  std::vector<std::string> known;
+  for (const auto& j : st.store->list()) {
+    known.push_back(j.name);
+    known.push_back(j.id);
+  }
+  const auto rc = config::parse_jobs(yaml, source, sets, st.cluster, known, st.checkpoint_root);
+  std::vector<stored_job> rows;
+  for (std::size_t i = 0; i < rc.jobs.size(); ++i) {
+    stored_job sj;
+    sj.name = rc.jobs[i].name;
+    sj.priority = rc.jobs[i].priority;
+    sj.source = source;
+    sj.yaml = yaml;
+    sj.sets = sets;
+    sj.index = static_cast<int>(i);
+    rows.push_back(std::move(sj));
+  }
+  const auto added = st.store->add(std::move(rows));
+  const auto all = st.store->list();
+  for (const auto& sj : added) st.rt->submit(st.materialize(sj, all));
+  return added;
+}
+
+nlohmann::json job_service::jobs() const {
+  auto& st = *st_;
+  const auto views = st.rt->jobs();
+  std::map<std::string, const job_view*> by_id;
+  // A name that ran again (a retried start) is listed once per run: the live one comes first.
+  for (const auto& v : views) by_id.emplace(v.name, &v);
+  nlohmann::json out = nlohmann::json::array();
+  std::vector<std::pair<int, nlohmann::json>> live;
+  std::lock_guard<std::mutex> lock(st.mu);
+  for (const auto& sj : st.store->list()) {
+    nlohmann::json j = {{"id", sj.id},         {"name", sj.name},
+                        {"state", sj.state},   {"priority", sj.priority},
+                        {"starts", sj.starts}, {"submitted_at", sj.submitted_at}};
+    const auto v = by_id.find(sj.id);
+    int order = 1 << 30;
+    if (v != by_id.end() && !has_ended(sj.state)) {
+      if (v->second->position >= 0) order = v->second->position;
+      j["position"] = v->second->position;
+      j["reason"] = v->second->reason.empty() ? sj.reason : v->second->reason;
+      j["preemptible"] = v->second->preemptible;
+    } else if (!sj.reason.empty() || !sj.error.empty()) {
+      j["reason"] = sj.error.empty() ? sj.reason : sj.error;
+    }
+    const auto m = st.last_step.find(sj.id);
+    if (m != st.last_step.end()) {
+      j["step"] = m->second.step;
+      j["steps_total"] = m->second.steps_total;
+      j["loss"] = m->second.loss;
+    }
+    if (!sj.report_json.empty()) {
+      const auto report = nlohmann::json::parse(sj.report_json, nullptr, false);
+      if (!report.is_discarded()) {
+        j["step"] = report.value("steps", 0);
+        if (report.contains("faults") && report["faults"].is_object())
+          j["lost_steps"] = report["faults"].value("lost_steps", 0);
+      }
+    }
+    // Queued first in start order, then running, then ended newest first.
+    const int rank = sj.state == "queued" || sj.state == "paused" ? 0
+                     : sj.state == "running"                      ? 1
+                                                                  : 2;
+    live.emplace_back(rank == 0 ? order : rank == 1 ? (1 << 30) : (1 << 30) + 1, std::move(j));
+  }
+  std::stable_sort(live.begin(), live.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<nlohmann::json> tail;
+  for (auto& [rank, j] : live) {
+    if (rank == (1 << 30) + 1)
+      tail.push_back(std::move(j));
+    else
+      out.push_back(std::move(j));
+  }
+  for (auto it = tail.rbegin(); it != tail.rend(); ++it) out.push_back(std::move(*it));
+  return {{"jobs", out}};
+}
+
+nlohmann::json job_service::job(const std::string& id) const {
+  auto& st = *st_;
+  const auto sj = st.store->get(id);
+  if (!sj) throw not_found("no job '" + id + "'");
+  nlohmann::json j = {{"id", sj->id},         {"name", sj->name},
+                      {"state", sj->state},   {"priority", sj->priority},
+                      {"source", sj->source}, {"index", sj->index},
+                      {"sets", sj->sets},     {"submitted_at", sj->submitted_at},
+                      {"starts", sj->starts}, {"reason", sj->reason},
+                      {"error", sj->error}};
+  nlohmann::json history = nlohmann::json::array();
+  for (const auto& e : st.store->events(id))
+    history.push_back({{"at", e.at}, {"event", e.event}, {"detail", e.detail}});
+  j["history"] = history;
+  if (!sj->report_json.empty())
+    j["report"] = nlohmann::json::parse(sj->report_json, nullptr, false);
+  std::lock_guard<std::mutex> lock(st.mu);
+  const auto m = st.last_step.find(id);
+  if (m != st.last_step.end()) {
+    j["step"] = m->second.step;
+    j["steps_total"] = m->second.steps_total;
+    j["loss"] = m->second.loss;
+  }
+  return j;
+}
+
+void job_service::cancel(const std::string& id) {
+  auto& st = *st_;
+  const auto sj = st.store->get(id);
+  if (!sj) throw not_found("no job '" + id + "'");
+  if (has_ended(sj->state)) throw input_error("job '" + id + "' has ended (" + sj->state + ")");
+  st.rt->cancel(id);
+  st.store->add_event(id, "cancel", "asked through the API");
+}
+
+void job_service::inject(const std::string& id, const std::string& spec) {
+  auto& st = *st_;
+  if (!st.store->get(id)) throw not_found("no job '" + id + "'");
+  st.rt->inject(id, spec);
+  st.store->add_event(id, "inject", spec);
+}
+
+nlohmann::json job_service::logs(const std::string& id, std::uint64_t offset,
+                                 std::size_t max_bytes) const {
+  auto& st = *st_;
+  const auto sj = st.store->get(id);
+  if (!sj) throw not_found("no job '" + id + "'");
+  std::string text;
+  std::ifstream in(fs::path(st.log_dir) / (id + ".log"), std::ios::binary);
+  if (in) {
+    in.seekg(0, std::ios::end);
+    const auto size = static_cast<std::uint64_t>(in.tellg());
+    if (offset > size) offset = size;  // a file started over (never in a service; be safe)
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size - offset, max_bytes));
+    text.resize(n);
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(text.data(), static_cast<std::streamsize>(n));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+  }
+  return {{"id", id},
+          {"text", text},
+          {"offset", offset + text.size()},
+          {"ended", has_ended(sj->state)}};
+}
+
+nlohmann::json job_service::agents() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& a : st_->rt->agents()) {
+    nlohmann::json j = {
+        {"name", a.name},   {"group", a.group},       {"device", a.device},
+        {"count", a.count}, {"threads", a.threads},   {"host", a.host},
+        {"pid", a.pid},     {"joined_s", a.joined_s}, {"health", a.lost_s ? "lost" : "joined"}};
+    if (a.lost_s) {
+      j["lost_s"] = *a.lost_s;
+      j["lost_reason"] = a.lost_reason;
+    }
+    out.push_back(std::move(j));
+  }
+  return {{"agents", out}};
+}
+
+void job_service::drain_agent(const std::string& name) {
+  try {
+    st_->rt->drain_agent(name);
+  } catch (const input_error& e) {
+    throw not_found(e.what());
+  }
+  st_->log("drained agent '" + name + "' on the operator's word");
+}
+
+bool job_service::ready() const {
+  std::lock_guard<std::mutex> lock(st_->mu);
+  return !st_->stopping;
+}
+
+void job_service::stop(double seconds) {
+  auto& st = *st_;
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (st.stopping) return;
+    st.stopping = true;
+  }
+  st.log("stopping: running jobs end at their next step boundary, after a checkpoint");
+  st.rt->interrupt();
+  // Each running job reports its end (on_end keeps it queued); wait for them, with a deadline.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    const auto views = st.rt->jobs();
+    if (std::none_of(views.begin(), views.end(),
+                     [](const job_view& v) { return v.status == "running"; }))
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+std::uint16_t job_service::listen_port() const {
+  return st_->rt->listen_port();
+}
+
+}  // namespace troupe::service
