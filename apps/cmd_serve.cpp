@@ -1,0 +1,98 @@
+// `troupe serve [--cluster FILE] [--listen HOST:PORT] [--http HOST:PORT] [--state DIR]`: the
+// control plane as a daemon (service/job_service.hpp). Agents join at --listen, clients and
+// orchestration apps talk to the HTTP API at --http. SIGTERM or SIGINT: no more jobs are taken,
+// running ones end at their next step boundary after a checkpoint and stay queued for the next
+// start, exit 0 (a second signal: at once).
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+#include "apps/args.hpp"
+#include "apps/command.hpp"
+#include "apps/stop_signals.hpp"
+#include "core/launcher_env.hpp"
+#include "service/http_api.hpp"
+#include "service/job_service.hpp"
+
+namespace troupe::apps {
+namespace {
+
+int run(const std::vector<std::string>& argv) {
+  const args a(argv, {"cluster", "listen", "http", "state", "token", "stop-seconds"}, {"insecure"});
+  if (!a.positionals().empty())
+    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  const auto env = process_env();
+  service::service_options o;
+  o.state_dir = a.get_or("state", env("TROUPE_STATE").value_or("troupe-state"));
+  o.cluster_file = a.get_or("cluster", "");
+  o.listen = a.get_or("listen", "127.0.0.1:7070");
+  o.join_token = a.get("token").value_or(env("TROUPE_TOKEN").value_or(""));
+  o.insecure = a.has("insecure");
+  const double stop_seconds = a.get_double("stop-seconds", 25.0);
+  if (!(stop_seconds > 0)) throw input_error("--stop-seconds must be positive");
+  std::error_code self_error;
+  o.agent_program = std::filesystem::read_symlink("/proc/self/exe", self_error).string();
+  o.log = [](const std::string& line) {
+    std::fprintf(stderr, "troupe serve: %s\n", line.c_str());
+    std::fflush(stderr);
+  };
+  service::http_options h;
+  h.address = a.get_or("http", "127.0.0.1:7080");
+  const auto http_host = parse_join(h.address, "--http", true).host;
+  if (!is_loopback(http_host) && !o.insecure)
+    throw input_error("--http " + h.address +
+                      ": the API has no authentication yet; bind it to loopback, or pass "
+                      "--insecure to serve it to any host that reaches it");
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+  stop_signals signals([&](int sig) {
+    std::fprintf(stderr, "troupe serve: %s: stopping (again to stop at once)\n",
+                 sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    std::lock_guard<std::mutex> lock(mu);
+    stop = true;
+    cv.notify_all();
+  });
+  service::job_service svc(o);
+  service::http_api api(svc, h);
+  std::fprintf(stderr, "troupe serve: API on http://%s:%u, agents join at %s:%u\n",
+               http_host.c_str(), static_cast<unsigned>(api.port()),
+               parse_join(o.listen, "--listen", true).host.c_str(),
+               static_cast<unsigned>(svc.listen_port()));
+  std::fflush(stderr);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return stop; });
+  }
+  // Kubernetes waits 30 s by default before SIGKILL: the jobs get stop_seconds of it.
+  svc.stop(stop_seconds);
+  std::fprintf(stderr, "troupe serve: stopped\n");
+  return exit_ok;
+}
+
+const command_registrar reg{
+    {"serve", "run the control plane as a service: agents join, jobs are submitted over HTTP",
+     "usage: troupe serve [--cluster FILE] [--state DIR] [--listen HOST:PORT] [--http HOST:PORT]\n"
+     "                    [--token T | --insecure] [--stop-seconds S]\n\n"
+     "  --cluster FILE   a YAML file with the cluster: (groups) the service runs jobs on; kept in\n"
+     "                   the state directory, so a restart needs it no more\n"
+     "  --state DIR      the job database (SQLite), logs and checkpoints (TROUPE_STATE;\n"
+     "                   default ./troupe-state)\n"
+     "  --listen H:P     where agents join (default 127.0.0.1:7070)\n"
+     "  --http H:P       the HTTP API, /healthz and /readyz (default 127.0.0.1:7080); beyond\n"
+     "                   loopback only with --insecure\n"
+     "  --token T        agents must bring this join token (also TROUPE_TOKEN)\n"
+     "  --stop-seconds S on SIGTERM, how long running jobs get to reach a checkpoint (default "
+     "25)\n\n"
+     "Clients: troupe submit, status, logs, cancel, inject, agents (they find the service by\n"
+     "--server URL or TROUPE_SERVER; default http://127.0.0.1:7080).\n\n"
+     "exit: 0 stopped by SIGTERM or SIGINT, 2 bad flags, cluster or state",
+     run}};
+
+}  // namespace
+}  // namespace troupe::apps
