@@ -5,7 +5,7 @@ JOBS    ?= $(shell nproc)
 CMAKE_BUILD_TYPE ?= Release
 DEMO_CONFIG ?= config/fashion_mlp.yaml
 
-.PHONY: all build deps configure test bench sanitize demo format format-check bench-deps clean
+.PHONY: all build deps configure test bench soak sanitize demo format format-check bench-deps clean
 
 all: build
 
@@ -21,12 +21,15 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The default suite asserts behaviour only; tests that measure speed or time carry the ctest
-# label `perf` and run with `make bench`.
+# label `perf` and run with `make bench`; long runs carry `soak` (`make soak`).
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE 'perf|cluster'
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600 -LE 'perf|cluster|soak'
 
 bench: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600 -L perf
+
+soak: build
+	cd $(BUILD) && ctest --output-on-failure --timeout 1800 -L soak
 
 # The default suite again, built with ASan + UBSan in its own directory. Any sanitizer report
 # fails the test that made it; tools/ubsan.supp and tools/lsan.supp list what is CAF's own, with
@@ -38,7 +41,7 @@ SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_aft
 sanitize: deps
 	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_SANITIZE=ON
 	cmake --build $(SANITIZE_BUILD) -j $(JOBS)
-	cd $(SANITIZE_BUILD) && $(SANITIZE_ENV) ctest --output-on-failure -j $(JOBS) --timeout 1200 -LE 'perf|cluster'
+	cd $(SANITIZE_BUILD) && $(SANITIZE_ENV) ctest --output-on-failure -j $(JOBS) --timeout 1200 -LE 'perf|cluster|soak'
 
 demo: build
 	$(BUILD)/troupe run $(DEMO_CONFIG) --report $(BUILD)/demo-report.json
@@ -48,11 +51,11 @@ bench-deps: deps
 	@tools/install-deps.sh tools/bench-packages.txt
 
 format:
-	find core data models devices collectives policies actors apps tests \
+	find core data models devices collectives policies actors service apps tests \
 	  \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) -print0 | xargs -0 -r clang-format -i
 
 format-check:
-	find core data models devices collectives policies actors apps tests \
+	find core data models devices collectives policies actors service apps tests \
 	  \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) -print0 | xargs -0 -r clang-format --dry-run --Werror
 
 clean:

@@ -55,11 +55,13 @@ function(troupe_component name dir)
     add_test(NAME ${_id} COMMAND test_${_id} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
     # A test file whose assertions measure speed or time says so on a line of its own,
     # `// ctest-label: perf`: it runs with `make bench` (ctest -L perf), never in `make test`.
-    file(STRINGS ${t} _perf REGEX "^// ctest-label: perf$")
+    # `// ctest-label: soak` marks the long runs (ctest -L soak), also outside `make test`.
+    file(STRINGS ${t} _extra REGEX "^// ctest-label: (perf|soak)$")
     set(_labels ${dir})
-    if(_perf)
-      list(APPEND _labels perf)
-    endif()
+    foreach(_line ${_extra})
+      string(REGEX REPLACE "^// ctest-label: " "" _label ${_line})
+      list(APPEND _labels ${_label})
+    endforeach()
     set_tests_properties(${_id} PROPERTIES LABELS "${_labels}" TIMEOUT 600)
   endforeach()
 endfunction()

@@ -1,0 +1,258 @@
+// `troupe serve` as a user runs it (tests/service_support.hpp): the service, its agents and its
+// clients on loopback, with the service killed, stopped and started again over one state
+// directory.
+#include <httplib.h>
+
+#include "tests/service_support.hpp"
+
+using namespace troupe::testing;
+
+namespace {
+const std::filesystem::path& scratch = service_scratch();
+}  // namespace
+
+TEST_CASE("serve with three agents: priorities, after:, logs --follow and cancel") {
+  service svc("queue");
+  svc.start();
+  const auto g1 = svc.agent("a1");
+  const auto g2 = svc.agent("a2");
+  const auto g3 = svc.agent("a3");
+  // A job on every agent holds the queue back while we look at it.
+  const auto blocker = svc.submit("jobs:\n" + job_yaml("blocker", "a1, a2, a3", 1000000)).at(0);
+  REQUIRE(svc.wait_state(blocker, "running", 60, 1));
+  troupe_process follow(scratch, "queue-follow",
+                        {"logs", blocker, "--follow", "--server", svc.url()});
+  const auto ids = svc.submit("jobs:\n" + job_yaml("low", "a1, a2", 40, "    priority: 1\n") +
+                              job_yaml("high", "a1, a2, a3", 40, "    priority: 5\n") +
+                              job_yaml("next", "a3", 40, "    priority: 9\n    after: high\n"));
+  REQUIRE(ids == std::vector<std::string>{"low-2", "high-3", "next-4"});
+  const auto queue = svc.status().at("jobs");
+  std::map<std::string, json> by_id;
+  for (const auto& j : queue) by_id[j.at("id")] = j;
+  CHECK(by_id["low-2"].at("state") == "queued");
+  // Higher priority starts first; the dependent job says what it waits for.
+  CHECK(by_id["high-3"].at("position").get<int>() < by_id["low-2"].at("position").get<int>());
+  CHECK(by_id["next-4"].at("reason").get<std::string>().find("'high-3'") != std::string::npos);
+  CHECK(by_id["low-2"].at("reason").get<std::string>().find("free devices") != std::string::npos);
+  // Listed in start order: the queued jobs before the running one.
+  CHECK(queue.at(0).at("state") == "queued");
+  CHECK(queue.at(3).at("id") == blocker);
+
+  CHECK(svc.client({"cancel", blocker}).first == 0);
+  CHECK(svc.wait_state(blocker, "cancelled", 60));
+  // The follower streamed the running job's step lines and ended with it.
+  CHECK(follow.wait_for_exit(60) == 0);
+  CHECK(follow.out().find("step 1/") != std::string::npos);
+  CHECK(follow.out().find("finished: cancelled") != std::string::npos);
+  // The agents were freed: the queued jobs ran on them, high before next.
+  for (const auto& id : ids) CHECK(svc.wait_state(id, "completed", 120));
+  const auto high = svc.job("high-3");
+  const auto next = svc.job("next-4");
+  CHECK(high.at("report").at("steps") == 40);
+  CHECK(next.at("report").at("steps") == 40);
+  CHECK(next.at("report").at("started_s").get<double>() >=
+        high.at("report").at("finished_s").get<double>());
+  CHECK(starts_of(svc.job(blocker)) == 1);
+  // Cancelling what has ended, or what does not exist: exit 2 and the service's reason.
+  CHECK(svc.client({"cancel", blocker}).first == 2);
+  CHECK(svc.last_err().find("has ended (cancelled)") != std::string::npos);
+  CHECK(svc.client({"status", "nope-9"}).first == 2);
+  CHECK(svc.last_err().find("no job 'nope-9'") != std::string::npos);
+}
+
+TEST_CASE("serve killed with SIGKILL while two jobs run: both resume from their checkpoints") {
+  service svc("crash");
+  svc.start();
+  auto agent = svc.agent("a1");
+  const auto done = svc.submit("jobs:\n" + job_yaml("early", "s2", 30)).at(0);
+  REQUIRE(svc.wait_state(done, "completed", 60));
+  const auto ids =
+      svc.submit("jobs:\n" + job_yaml("inproc", "s1", 600, "    checkpoint: {every_steps: 20}\n") +
+                 job_yaml("remote", "a1", 600, "    checkpoint: {every_steps: 20}\n"));
+  for (const auto& id : ids) REQUIRE(svc.wait_state(id, "running", 60, 60));
+  svc.process().kill(SIGKILL);
+  // The checkpoints on disk when it died.
+  std::map<std::string, std::int64_t> newest;
+  for (const auto& id : ids)
+    for (const auto& f : std::filesystem::directory_iterator(
+             std::filesystem::path(svc.state_dir()) / "checkpoints" / id))
+      newest[id] =
+          std::max<std::int64_t>(newest[id], std::stoll(f.path().stem().string().substr(5)));
+  svc.start();
+  for (const auto& id : ids) {
+    REQUIRE(svc.wait_state(id, "completed", 120));
+    const auto j = svc.job(id);
+    // Two starts, the second from the newest checkpoint; the step count is exact.
+    CHECK(starts_of(j) == 2);
+    CHECK(j.at("report").at("steps") == 600);
+    CHECK(j.at("report").at("checkpoints").at("resumed_from_step") == newest[id]);
+    CHECK(newest[id] >= 60);
+    CHECK(j.at("report").at("faults").at("lost_steps") == 0);
+  }
+  // What finished before the crash is still served, report and all.
+  const auto early = svc.job(done);
+  CHECK(early.at("state") == "completed");
+  CHECK(early.at("report").at("steps") == 30);
+  CHECK(starts_of(early) == 1);
+  // The agent rejoined the new service by itself.
+  CHECK(agent->err().find("lost the control process") != std::string::npos);
+}
+
+TEST_CASE("troupe inject on a live job: the failure and the restart show, no step is lost") {
+  service svc("inject");
+  svc.start();
+  const auto id = svc.submit("jobs:\n" + job_yaml("victim", "s1, s2", 300)).at(0);
+  REQUIRE(svc.wait_state(id, "running", 60, 20));
+  const auto [code, out] = svc.client({"inject", id, "kill:s1/0"});
+  CHECK_MESSAGE(code == 0, svc.last_err());
+  REQUIRE(svc.wait_state(id, "completed", 120));
+  const auto j = svc.job(id);
+  std::string events;
+  for (const auto& e : j.at("history")) events += e.at("event").get<std::string>() + " ";
+  CHECK(events.find("inject") != std::string::npos);
+  CHECK(events.find("failure") != std::string::npos);
+  CHECK(events.find("restart") != std::string::npos);
+  CHECK(j.at("report").at("faults").at("restarts") == 1);
+  CHECK(j.at("report").at("faults").at("lost_steps") == 0);
+  CHECK(j.at("report").at("steps") == 300);
+  // A fault the job cannot take, and a job that has ended: refused with exit 2.
+  CHECK(svc.client({"inject", id, "kill:s1/0"}).first == 2);
+  CHECK(svc.last_err().find("is not running (completed)") != std::string::npos);
+  CHECK(svc.client({"inject", id, "kill:nowhere/0"}).first == 2);
+}
+
+TEST_CASE("a preemptible job is paused for a higher-priority one and resumes; both complete") {
+  service svc("preempt");
+  svc.start();
+  const auto low =
+      svc.submit("jobs:\n" + job_yaml("low", "s1", 400, "    priority: 0\n    preemptible: true\n"))
+          .at(0);
+  REQUIRE(svc.wait_state(low, "running", 60, 40));
+  const auto high = svc.submit("jobs:\n" + job_yaml("high", "s1", 50, "    priority: 5\n")).at(0);
+  REQUIRE(svc.wait_state(high, "completed", 120));
+  REQUIRE(svc.wait_state(low, "completed", 120));
+  const auto l = svc.job(low);
+  CHECK(starts_of(l) == 2);
+  CHECK(l.at("report").at("steps") == 400);
+  const auto paused_at = l.at("report").at("checkpoints").at("resumed_from_step").get<int>();
+  CHECK(paused_at >= 40);
+  CHECK(paused_at < 400);
+  std::string events;
+  for (const auto& e : l.at("history")) events += e.at("event").get<std::string>() + " ";
+  CHECK(events.find("paused") != std::string::npos);
+  // The high job ran while the low one was paused.
+  const auto h = svc.job(high);
+  CHECK(h.at("report").at("started_s").get<double>() <
+        l.at("report").at("finished_s").get<double>());
+}
+
+TEST_CASE("SIGTERM to serve: exit 0, a checkpoint on disk, the job resumes at the next start") {
+  service svc("term");
+  svc.start();
+  const auto id = svc.submit("jobs:\n" + job_yaml("long", "s1", 500)).at(0);
+  REQUIRE(svc.wait_state(id, "running", 60, 30));
+  svc.process().kill(SIGTERM);
+  CHECK(svc.process().wait_for_exit(30) == 0);
+  const auto dir = std::filesystem::path(svc.state_dir()) / "checkpoints" / id;
+  CHECK(std::distance(std::filesystem::directory_iterator(dir),
+                      std::filesystem::directory_iterator{}) >= 1);
+  svc.start();
+  REQUIRE(svc.wait_state(id, "completed", 120));
+  const auto j = svc.job(id);
+  CHECK(j.at("report").at("steps") == 500);
+  CHECK(j.at("report").at("checkpoints").at("resumed_from_step").get<int>() >= 30);
+  CHECK(starts_of(j) == 2);
+}
+
+TEST_CASE("bad input at submit: the file's line and key, exit 2, nothing queued") {
+  service svc("bad");
+  svc.start();
+  const auto bad = write("bad-jobs.yaml", "jobs:\n" + job_yaml("b", "s1", 10) + "    batch: -3\n");
+  CHECK(svc.client({"submit", bad}).first == 2);
+  CHECK(svc.last_err().find("bad-jobs.yaml:") != std::string::npos);
+  CHECK(svc.last_err().find("batch") != std::string::npos);
+  const auto with_cluster =
+      write("with-cluster.yaml", std::string(cluster_yaml) + "jobs:\n" + job_yaml("c", "s1", 10));
+  CHECK(svc.client({"submit", with_cluster}).first == 2);
+  CHECK(svc.last_err().find("the cluster is the service's") != std::string::npos);
+  CHECK(svc.status().at("jobs").empty());
+}
+
+TEST_CASE(
+    "the HTTP API: JSON errors for bad bodies, oversized ones, unknown routes and cut-off "
+    "clients; /healthz and /readyz") {
+  service svc("http");
+  svc.start();
+  httplib::Client c(svc.url());
+  c.set_read_timeout(30, 0);
+  const auto error_of = [](const httplib::Result& r) {
+    REQUIRE(r);
+    const auto j = json::parse(r->body, nullptr, false);
+    REQUIRE(j.is_object());
+    return j.value("error", std::string());
+  };
+  auto r = c.Post("/api/v1/jobs", "{not json", "application/json");
+  CHECK(r->status == 400);
+  CHECK(error_of(r).find("JSON object") != std::string::npos);
+  r = c.Post("/api/v1/jobs", R"({"yaml": 7})", "application/json");
+  CHECK(r->status == 400);
+  CHECK(error_of(r).find("'yaml' must be a string") != std::string::npos);
+  r = c.Post("/api/v1/jobs", std::string(2 << 20, 'x'), "application/json");
+  CHECK(r->status == 413);
+  CHECK(!error_of(r).empty());
+  r = c.Get("/api/v1/nothing");
+  CHECK(r->status == 404);
+  CHECK(error_of(r).find("no such endpoint") != std::string::npos);
+  r = c.Get("/api/v1/jobs/x-1/logs?offset=abc");
+  CHECK(r->status == 400);
+  CHECK(error_of(r).find("offset must be a byte count") != std::string::npos);
+  r = c.Get("/api/v1/jobs/x-1/logs?offset=0");
+  CHECK(r->status == 404);
+  r = c.Get("/healthz");
+  CHECK(r->status == 200);
+  r = c.Get("/readyz");
+  CHECK(r->status == 200);
+
+  // A client that sends half a submission and goes away: nothing is queued.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(svc.http_port()));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  const std::string body = R"({"yaml": "jobs:\n)" + std::string(100, ' ');
+  const std::string head =
+      "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: "
+      "application/json\r\nContent-Length: 5000\r\n\r\n";
+  CHECK(::send(fd, (head + body).data(), head.size() + body.size(), MSG_NOSIGNAL) > 0);
+  ::close(fd);
+  CHECK(svc.status().at("jobs").empty());
+  r = c.Get("/healthz");
+  CHECK(r->status == 200);
+}
+
+TEST_CASE("troupe drain AGENT: the agent exits 0 and its job's share moves; no step is lost") {
+  service svc("drain");
+  svc.start();
+  auto agent = svc.agent("a1");
+  const auto id = svc.submit("jobs:\n" + job_yaml("moving", "a1, s1", 400,
+                                                  "    supervision: {crash: migrate, "
+                                                  "lost-group: migrate}\n"))
+                      .at(0);
+  REQUIRE(svc.wait_state(id, "running", 60, 20));
+  const auto [code, out] = svc.client({"drain", "a1"});
+  CHECK_MESSAGE(code == 0, svc.last_err());
+  CHECK(agent->wait_for_exit(30) == 0);
+  REQUIRE(svc.wait_state(id, "completed", 120));
+  const auto report = svc.job(id).at("report");
+  CHECK(report.at("steps") == 400);
+  CHECK(report.at("faults").at("migrations") == 1);
+  CHECK(report.at("faults").at("lost_steps") == 0);
+  const auto agents = json::parse(svc.client({"agents", "--json"}).second).at("agents");
+  REQUIRE(agents.size() == 1);
+  CHECK(agents[0].at("health") == "lost");
+  CHECK(agents[0].at("lost_reason") == "drained by the operator");
+  CHECK(svc.client({"drain", "a1"}).first == 2);
+  CHECK(svc.last_err().find("no agent named 'a1' is joined") != std::string::npos);
+}
