@@ -64,8 +64,12 @@ TEST_CASE("serve killed with SIGKILL while two jobs run: both resume from their 
   service svc("crash");
   svc.start();
   auto agent = svc.agent("a1");
-  const auto done = svc.submit("jobs:\n" + job_yaml("early", "s2", 30)).at(0);
-  REQUIRE(svc.wait_state(done, "completed", 60));
+  // submit --wait returns when the job has ended, with its state.
+  const auto [waited, said] = svc.client(
+      {"submit", write("early.yaml", "jobs:\n" + job_yaml("early", "s2", 30)), "--wait"});
+  CHECK(waited == 0);
+  CHECK(said == "early-1\nearly-1: completed\n");
+  const std::string done = "early-1";
   const auto ids =
       svc.submit("jobs:\n" + job_yaml("inproc", "s1", 600, "    checkpoint: {every_steps: 20}\n") +
                  job_yaml("remote", "a1", 600, "    checkpoint: {every_steps: 20}\n"));
@@ -75,9 +79,12 @@ TEST_CASE("serve killed with SIGKILL while two jobs run: both resume from their 
   std::map<std::string, std::int64_t> newest;
   for (const auto& id : ids)
     for (const auto& f : std::filesystem::directory_iterator(
-             std::filesystem::path(svc.state_dir()) / "checkpoints" / id))
-      newest[id] =
-          std::max<std::int64_t>(newest[id], std::stoll(f.path().stem().string().substr(5)));
+             std::filesystem::path(svc.state_dir()) / "checkpoints" / id)) {
+      // ckpt-STEP.trp; a temp file of a write cut short starts with a dot.
+      const auto name = f.path().filename().string();
+      if (name.rfind("ckpt-", 0) == 0 && f.path().extension() == ".trp")
+        newest[id] = std::max<std::int64_t>(newest[id], std::stoll(name.substr(5)));
+    }
   svc.start();
   for (const auto& id : ids) {
     REQUIRE(svc.wait_state(id, "completed", 120));
@@ -128,7 +135,11 @@ TEST_CASE("a preemptible job is paused for a higher-priority one and resumes; bo
       svc.submit("jobs:\n" + job_yaml("low", "s1", 400, "    priority: 0\n    preemptible: true\n"))
           .at(0);
   REQUIRE(svc.wait_state(low, "running", 60, 40));
-  const auto high = svc.submit("jobs:\n" + job_yaml("high", "s1", 50, "    priority: 5\n")).at(0);
+  const auto high = svc.submit("jobs:\n" + job_yaml("high", "s1", 300, "    priority: 5\n")).at(0);
+  // While the high job runs, the low one is paused and says for whom.
+  REQUIRE(svc.wait_state(low, "paused", 60));
+  CHECK(svc.job(low).at("reason").get<std::string>().find("for '" + high + "'") !=
+        std::string::npos);
   REQUIRE(svc.wait_state(high, "completed", 120));
   REQUIRE(svc.wait_state(low, "completed", 120));
   const auto l = svc.job(low);
