@@ -457,6 +457,16 @@ const std::vector<std::string>& idx_file_names() {
 
 namespace {
 
+// The YAML tree of a file, or an input_error at its line and column.
+YAML::Node load_yaml(const std::string& yaml_text, const std::string& source_name) {
+  try {
+    return YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    throw input_error(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
+  }
+}
+
 // What a service adds to a jobs-only file: its cluster, the jobs it already has (`after:` may name
 // them) and where it keeps checkpoints. Null for a whole config.
 struct service_view {
@@ -467,13 +477,7 @@ struct service_view {
 
 run_config parse(const std::string& yaml_text, const std::string& source_name,
                  const std::vector<std::string>& sets, const service_view* service) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::ParserException& e) {
-    throw input_error(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
-                      std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
-  }
+  YAML::Node root = load_yaml(yaml_text, source_name);
   context cx(source_name);
   if (root.IsNull()) {
     // An empty file may still be completed by --set; without any, say what is missing.
@@ -543,13 +547,7 @@ run_config parse_jobs(const std::string& yaml_text, const std::string& source_na
 }
 
 cluster_config parse_cluster(const std::string& yaml_text, const std::string& source_name) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::ParserException& e) {
-    throw input_error(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
-                      std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
-  }
+  YAML::Node root = load_yaml(yaml_text, source_name);
   context cx(source_name);
   if (root.IsNull())
     throw input_error(source_name + ":1: (top level): the file is empty; it needs cluster");
