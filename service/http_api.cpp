@@ -83,6 +83,9 @@ http_api::http_api(job_service& service, http_options options)
     else
       reply(res, 503, {{"status", "stopping"}, {"error", "the service is stopping"}});
   });
+  srv.Get("/metrics", guarded([&service](const httplib::Request&, httplib::Response& res) {
+            res.set_content(service.metrics(), "text/plain; version=0.0.4; charset=utf-8");
+          }));
   srv.Post("/api/v1/jobs", guarded([&service](const httplib::Request& req, httplib::Response& res) {
              const auto body = body_of(req);
              const auto yaml = string_field(body, "yaml", true);

@@ -9,6 +9,7 @@
 
 #include "core/config_load.hpp"
 #include "core/job_rules.hpp"
+#include "service/job_metrics.hpp"
 
 namespace troupe::service {
 namespace fs = std::filesystem;
@@ -52,6 +53,7 @@ struct job_service::state {
   mutable std::mutex mu;  // guards what follows
   bool stopping = false;
   std::map<std::string, live_metrics> last_step;  // by id, while it runs
+  job_metrics metrics;
   static constexpr int max_start_retries = 3;
 
   void log(const std::string& line) const {
@@ -111,6 +113,7 @@ struct job_service::state {
         return;
       }
     }
+    metrics.on_end(r);
     store->finish(r.name, status, to_json(r).dump(), r.error);
   }
 
@@ -182,6 +185,7 @@ job_service::job_service(service_options o) : st_(std::make_unique<state>()) {
   st.rt->on_metrics([s](const live_metrics& m) {
     std::lock_guard<std::mutex> lock(s->mu);
     s->last_step[m.job] = m;
+    s->metrics.on_step(m);
   });
   st.rt->start();
 
@@ -384,6 +388,15 @@ void job_service::drain_agent(const std::string& name) {
     throw not_found(e.what());
   }
   st_->log("drained agent '" + name + "' on the operator's word");
+}
+
+std::string job_service::metrics() const {
+  std::map<std::string, int> by_state, by_health;
+  for (const auto& state : job_states()) by_state[state] = 0;
+  for (const auto& j : st_->store->list()) ++by_state[j.state];
+  by_health["joined"] = by_health["lost"] = 0;
+  for (const auto& a : st_->rt->agents()) ++by_health[a.lost_s ? "lost" : "joined"];
+  return st_->metrics.text(by_state, by_health);
 }
 
 bool job_service::ready() const {

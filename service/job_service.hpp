@@ -77,6 +77,9 @@ class job_service {
   // supervision: restart on the group's next agent, or migrate) and it exits 0.
   void drain_agent(const std::string& name);
 
+  // `/metrics`: the Prometheus text exposition (service/job_metrics.hpp).
+  std::string metrics() const;
+
   bool ready() const;
   // Stops admitting jobs; running ones end at their next step boundary after a checkpoint and
   // stay queued in the database. Returns once they did, or after `seconds`.

@@ -267,3 +267,41 @@ TEST_CASE("troupe drain AGENT: the agent exits 0 and its job's share moves; no s
   CHECK(svc.client({"drain", "a1"}).first == 2);
   CHECK(svc.last_err().find("no agent named 'a1' is joined") != std::string::npos);
 }
+
+TEST_CASE("/metrics: promtool accepts the exposition, and a running job's samples grow") {
+  service svc("metrics");
+  svc.start();
+  const auto id = svc.submit("jobs:\n" + job_yaml("counted", "s1", 100000)).at(0);
+  REQUIRE(svc.wait_state(id, "running", 60, 5));
+  httplib::Client c(svc.url());
+  c.set_read_timeout(30, 0);
+  const std::string series = "troupe_samples_total{job=\"" + id + "\"} ";
+  const auto samples = [&](const std::string& text) {
+    const auto at = text.find(series);
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + series.size()));
+  };
+  const auto first = c.Get("/metrics");
+  REQUIRE(first);
+  CHECK(first->status == 200);
+  CHECK(first->get_header_value("Content-Type").find("text/plain; version=0.0.4") == 0);
+  REQUIRE(wait_until(60, [&] {
+    const auto again = c.Get("/metrics");
+    return again && samples(again->body) > samples(first->body);
+  }));
+  // Prometheus' own checker, on what was scraped.
+  const auto scraped = scratch / "metrics.txt";
+  std::ofstream(scraped) << first->body;
+  const auto said = scratch / "promtool.out";
+  const int rc = std::system(("timeout 60 sh -c 'promtool check metrics < " + scraped.string() +
+                              "' > " + said.string() + " 2>&1")
+                                 .c_str());
+  std::stringstream verdict;
+  verdict << std::ifstream(said).rdbuf();
+  CHECK_MESSAGE(rc == 0, verdict.str());
+  CHECK_MESSAGE(verdict.str().empty(), verdict.str());
+  CHECK(first->body.find("troupe_jobs{state=\"running\"} 1\n") != std::string::npos);
+  CHECK(first->body.find("troupe_split_samples{job=\"" + id + "\",group=\"s1\"} 32\n") !=
+        std::string::npos);
+  CHECK(svc.client({"cancel", id}).first == 0);
+}
