@@ -50,7 +50,7 @@ std::optional<job_snapshot> checkpoint_resume(job_self self, std::size_t param_c
                       ") is not where step " + std::to_string(snap.step) +
                       " starts with this data (pass " + std::to_string(want.pass) + ", position " +
                       std::to_string(want.position) + ")");
-  log(self, "resume: " + found.summary);
+  note_event(self, "resume", "resume: " + found.summary);
   return snap;
 }
 

@@ -30,8 +30,9 @@ void change_membership(job_self self) {
   st.sync->open_generation(self, st.gate.job(), st.gate.generation(), generation_of(self), false);
   st.next_plan.reset();
   const auto weights = st.mem.member_weights(st.weights);
-  log(self, "membership generation " + std::to_string(st.gate.generation()) + ": members" +
-                st.mem.member_list());
+  note_event(self, "membership",
+             "membership generation " + std::to_string(st.gate.generation()) + ": members" +
+                 st.mem.member_list());
   if (std::none_of(weights.begin(), weights.end(), [](double w) { return w > 0; })) return;
   auto upd = tagged<msg::split_update>(self);
   upd.weights = weights;
@@ -58,7 +59,14 @@ void apply(job_self self, const member_commands& c, msg::generation_id spawned_i
   for (auto rank : c.restart)
     self->send(supervisor_of(self, static_cast<std::size_t>(rank)),
                msg::restart_worker{st.gate.job(), spawned_in, rank});
-  for (const auto& line : c.log) log(self, line);
+  // The membership's own account: "failure: ..." for a lost member, "worker X restarted" when
+  // one comes back.
+  for (const auto& line : c.log)
+    note_event(self,
+               line.rfind("failure: ", 0) == 0                ? "failure"
+               : line.find(" restarted") != std::string::npos ? "restart"
+                                                              : "membership",
+               line);
   if (c.new_generation) change_membership(self);
   for (const auto& a : c.replan) {
     auto cmd = tagged<msg::compute_cmd>(self);

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers every part of the job actor (job.cpp, job_membership, job_checkpoint) uses to address
 // messages: stamped with the job's (job, generation), and log lines to the metrics hub.
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -22,6 +23,14 @@ inline void log(stateful<job_state>* self, std::string text) {
   l.name = self->state.launch.cfg.name;
   l.text = std::move(text);
   if (self->state.launch.metrics_hub) self->send(self->state.launch.metrics_hub, std::move(l));
+}
+
+// An event of the job's course (its report's `events`, the dashboard's timeline), also logged.
+inline void note_event(stateful<job_state>* self, const std::string& kind, std::string detail,
+                       std::optional<double> ms = std::nullopt) {
+  auto& st = self->state;
+  log(self, detail);
+  st.timeline.event({seconds_since(st.clock.job_t0), st.step, kind, std::move(detail), ms});
 }
 
 }  // namespace troupe::actors

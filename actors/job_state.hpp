@@ -14,6 +14,7 @@
 #include "actors/job.hpp"
 #include "actors/job_stats.hpp"
 #include "actors/job_sync.hpp"
+#include "actors/job_timeline.hpp"
 #include "actors/membership.hpp"
 #include "actors/payloads.hpp"
 #include "models/batch.hpp"
@@ -128,6 +129,8 @@ struct job_state {
   msg::generation_id step_generation = 1;    // the step in flight was handed out in it
   msg::generation_id reduce_generation = 1;  // its reduction was sent in it
   std::shared_ptr<fault_plan> faults;
+  job_timeline timeline;                                 // the report's series and events
+  std::size_t seen_detections = 0, seen_recoveries = 0;  // of st.mem.report(), in the timeline
 };
 
 using job_self = stateful<job_state>*;

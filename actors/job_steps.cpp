@@ -104,6 +104,46 @@ void begin_step(job_self self, msg::step_plan plan, const msg::local_ref<msg::in
   if (st.step + 1 < st.steps_total) request_plan(self, st.step + 1);
 }
 
+// The step into the job's timeline, and the detections and recoveries the membership measured
+// since the last step as events with their times.
+void record_course(job_self self, const msg::step_metrics& sm) {
+  auto& st = self->state;
+  auto& tl = st.timeline;
+  if (tl.series().workers.empty()) {
+    std::vector<std::string> groups, workers;
+    for (const auto& w : st.workers) {
+      workers.push_back(w.name);
+      if (std::find(groups.begin(), groups.end(), w.group) == groups.end())
+        groups.push_back(w.group);
+    }
+    tl.set_names(std::move(groups), std::move(workers));
+  }
+  series_point p;
+  p.t = sm.elapsed_seconds;
+  p.step = sm.step;
+  p.loss = sm.loss;
+  p.samples_per_second =
+      sm.step_seconds > 0 ? static_cast<double>(sm.samples) / sm.step_seconds : 0.0;
+  p.split.assign(tl.series().groups.size(), 0);
+  for (std::size_t g = 0; g < sm.groups.size() && g < sm.group_samples.size(); ++g) {
+    const auto& names = tl.series().groups;
+    const auto at = std::find(names.begin(), names.end(), sm.groups[g]);
+    if (at != names.end())
+      p.split[static_cast<std::size_t>(at - names.begin())] += sm.group_samples[g];
+  }
+  for (const auto c : sm.worker_compute_seconds)
+    p.busy.push_back(sm.step_seconds > 0 ? std::min(1.0, c / sm.step_seconds) : 0.0);
+  p.share = st.share->load();
+  tl.step(p);
+  const auto& f = st.mem.report();
+  for (; st.seen_detections < f.detect_ms.size(); ++st.seen_detections)
+    tl.event({sm.elapsed_seconds, sm.step, "detected", "an injected fault was detected",
+              f.detect_ms[st.seen_detections]});
+  for (; st.seen_recoveries < f.recovery_ms.size(); ++st.seen_recoveries)
+    tl.event({sm.elapsed_seconds, sm.step, "recovered", "the job completed a step after a failure",
+              f.recovery_ms[st.seen_recoveries]});
+}
+
 // The step boundary: stop, let restarted workers join, or start the prefetched step.
 void send_step_metrics(job_self self, double step_s) {
   auto& st = self->state;
@@ -131,6 +171,7 @@ void send_step_metrics(job_self self, double step_s) {
   sm.worker_samples = st.stats.step_samples();
   sm.imbalance_index = st.stats.step_imbalance();
   sm.noise_scale = st.stats.noise_scale().value_or(0.0);
+  record_course(self, sm);
   if (st.launch.metrics_hub) self->send(st.launch.metrics_hub, std::move(sm));
 }
 
@@ -404,7 +445,7 @@ void on_split_decision(job_self self, const msg::split_decision& d) {
                      std::to_string(d.step) + ":";
   for (std::size_t r = 0; r < st.workers.size(); ++r)
     text += " " + st.workers[r].name + "=" + std::to_string(d.slices[r]);
-  log(self, text + " (" + d.reason + ")");
+  note_event(self, "rebalance", text + " (" + d.reason + ")");
   auto fwd = tagged<msg::split_update>(self);
   fwd.weights = st.mem.member_weights(st.weights);
   self->send(st.distributor, fwd);

@@ -72,6 +72,27 @@ nlohmann::json to_json(const job_report& j) {
       {"imbalance_index", j.imbalance_index},
       {"noise_scale", j.noise_scale ? nlohmann::json(*j.noise_scale) : nlohmann::json(nullptr)},
   };
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : j.series.points)
+    points.push_back({{"t", p.t},
+                      {"step", p.step},
+                      {"loss", p.loss},
+                      {"samples_per_second", p.samples_per_second},
+                      {"split", p.split},
+                      {"busy", p.busy},
+                      {"sync_period", p.sync_period},
+                      {"share", p.share}});
+  out["series"] = {{"groups", j.series.groups},
+                   {"workers", j.series.workers},
+                   {"every", j.series.every},
+                   {"points", points}};
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& e : j.events) {
+    nlohmann::json ev = {{"t", e.t}, {"step", e.step}, {"kind", e.kind}, {"detail", e.detail}};
+    if (e.ms) ev["ms"] = *e.ms;
+    events.push_back(std::move(ev));
+  }
+  out["events"] = events;
   if (j.sync.process_ring) {
     const auto& g = *j.sync.process_ring;
     out["sync"]["process_ring"] = {{"ranks", g.ranks},           {"transport", g.transport},

@@ -84,6 +84,34 @@ struct param_report {
   std::uint64_t fnv1a64 = 0;  // of the float bytes, in order; JSON: "0x" + 16 hex digits
 };
 
+// A job's course step by step (`series` in the JSON): at most 1000 points, every `every`-th step
+// (doubled whenever the points would pass 1000), and the last step.
+struct series_point {
+  double t = 0.0;  // seconds since the job started
+  std::int64_t step = 0;
+  double loss = 0.0;                // this step's mean loss
+  double samples_per_second = 0.0;  // this step: its samples over its time
+  std::vector<std::int64_t> split;  // samples this step, by group (job_series::groups)
+  std::vector<double> busy;         // compute over step time this step, by worker (rank)
+  int sync_period = 1;              // steps per average (sync: local); 1 otherwise
+  double share = 1.0;               // the job's share on shared devices
+};
+struct job_series {
+  std::vector<std::string> groups;
+  std::vector<std::string> workers;  // by rank
+  std::int64_t every = 1;
+  std::vector<series_point> points;
+};
+// What happened to a job, in order (`events` in the JSON): failures, detections and recoveries
+// with their times, restarts, membership changes, rebalances, a resume. At most 1000.
+struct job_event {
+  double t = 0.0;  // seconds since the job started
+  std::int64_t step = 0;
+  std::string kind;  // failure, detected, recovered, restart, membership, rebalance, resume
+  std::string detail;
+  std::optional<double> ms;  // detected, recovered: how long it took
+};
+
 struct job_report {
   std::string name;
   job_status status = job_status::failed;  // completed | failed | cancelled | interrupted
@@ -125,6 +153,8 @@ struct job_report {
   std::optional<double> share;
   std::int64_t share_changes = 0;
   double step_seconds = 0.0;  // wall time of the job's steps (busy_fraction's denominator)
+  job_series series;
+  std::vector<job_event> events;
   // The final parameters, for embedding apps and tests (not in the JSON).
   std::shared_ptr<const std::vector<float>> final_params;
 };
