@@ -10,6 +10,7 @@
 #include "actors/job_membership.hpp"
 #include "actors/job_messages.hpp"
 #include "actors/job_reduce_recovery.hpp"
+#include "actors/metrics_hub.hpp"
 #include "actors/rebalancer.hpp"
 #include "data/split.hpp"
 
@@ -118,23 +119,7 @@ void record_course(job_self self, const msg::step_metrics& sm) {
     }
     tl.set_names(std::move(groups), std::move(workers));
   }
-  series_point p;
-  p.t = sm.elapsed_seconds;
-  p.step = sm.step;
-  p.loss = sm.loss;
-  p.samples_per_second =
-      sm.step_seconds > 0 ? static_cast<double>(sm.samples) / sm.step_seconds : 0.0;
-  p.split.assign(tl.series().groups.size(), 0);
-  for (std::size_t g = 0; g < sm.groups.size() && g < sm.group_samples.size(); ++g) {
-    const auto& names = tl.series().groups;
-    const auto at = std::find(names.begin(), names.end(), sm.groups[g]);
-    if (at != names.end())
-      p.split[static_cast<std::size_t>(at - names.begin())] += sm.group_samples[g];
-  }
-  for (const auto c : sm.worker_compute_seconds)
-    p.busy.push_back(sm.step_seconds > 0 ? std::min(1.0, c / sm.step_seconds) : 0.0);
-  p.share = st.share->load();
-  tl.step(p);
+  tl.step(to_live(sm), st.share->load());
   const auto& f = st.mem.report();
   for (; st.seen_detections < f.detect_ms.size(); ++st.seen_detections)
     tl.event({sm.elapsed_seconds, sm.step, "detected", "an injected fault was detected",

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/live_metrics.hpp"
 #include "actors/report.hpp"
 
 namespace troupe::actors {
@@ -23,6 +24,9 @@ class job_timeline {
 
   void set_names(std::vector<std::string> groups, std::vector<std::string> workers);
   void step(const series_point& p);
+  // A step as live metrics report it (the job's own record, and what a service sees). Groups
+  // and workers not named yet are named from it (workers by rank).
+  void step(const live_metrics& m, double share = 1.0);
   // Adds the last step given to step(), if thinning skipped it.
   void finish();
   // Past max_events, the newest events are dropped and counted in one last event.
