@@ -25,12 +25,21 @@ inline void log(stateful<job_state>* self, std::string text) {
   if (self->state.launch.metrics_hub) self->send(self->state.launch.metrics_hub, std::move(l));
 }
 
-// An event of the job's course (its report's `events`, the dashboard's timeline), also logged.
+// An event of the job's course: into its timeline (the report's `events`), and to the metrics
+// hub as a log line that says its kind (runtime::on_event: the dashboard's live timeline).
 inline void note_event(stateful<job_state>* self, const std::string& kind, std::string detail,
                        std::optional<double> ms = std::nullopt) {
   auto& st = self->state;
-  log(self, detail);
-  st.timeline.event({seconds_since(st.clock.job_t0), st.step, kind, std::move(detail), ms});
+  const double t = seconds_since(st.clock.job_t0);
+  auto l = tagged<msg::log_line>(self);
+  l.name = st.launch.cfg.name;
+  l.text = detail;
+  l.kind = kind;
+  l.step = st.step;
+  l.t = t;
+  l.ms = ms.value_or(-1.0);
+  if (st.launch.metrics_hub) self->send(st.launch.metrics_hub, std::move(l));
+  st.timeline.event({t, st.step, kind, std::move(detail), ms});
 }
 
 }  // namespace troupe::actors

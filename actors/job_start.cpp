@@ -193,7 +193,7 @@ std::string inject_fault(job_self self, const std::string& spec) {
     if (f.until_step >= 0) f.until_step += shift;
   }
   st.faults->add(f);
-  log(self, "fault injected: " + describe_fault(f));
+  note_event(self, "fault", "fault injected: " + describe_fault(f));
   return "";
 }
 

@@ -121,12 +121,18 @@ void record_course(job_self self, const msg::step_metrics& sm) {
   }
   tl.step(to_live(sm), st.share->load());
   const auto& f = st.mem.report();
-  for (; st.seen_detections < f.detect_ms.size(); ++st.seen_detections)
-    tl.event({sm.elapsed_seconds, sm.step, "detected", "an injected fault was detected",
-              f.detect_ms[st.seen_detections]});
-  for (; st.seen_recoveries < f.recovery_ms.size(); ++st.seen_recoveries)
-    tl.event({sm.elapsed_seconds, sm.step, "recovered", "the job completed a step after a failure",
-              f.recovery_ms[st.seen_recoveries]});
+  char ms[32];
+  for (; st.seen_detections < f.detect_ms.size(); ++st.seen_detections) {
+    const double d = f.detect_ms[st.seen_detections];
+    std::snprintf(ms, sizeof ms, "%.1f ms", d);
+    note_event(self, "detected", std::string("an injected fault was detected in ") + ms, d);
+  }
+  for (; st.seen_recoveries < f.recovery_ms.size(); ++st.seen_recoveries) {
+    const double d = f.recovery_ms[st.seen_recoveries];
+    std::snprintf(ms, sizeof ms, "%.1f ms", d);
+    note_event(self, "recovered", std::string("a step completed again ") + ms + " after a failure",
+               d);
+  }
 }
 
 // The step boundary: stop, let restarted workers join, or start the prefetched step.

@@ -43,6 +43,10 @@ using metrics_callback = std::function<void(const live_metrics&)>;
 using log_callback = std::function<void(const std::string& job, const std::string& line)>;
 
 struct job_report;
+struct job_event;
+// An event of a job's course as it happens (failure, detected, recovered, restart, membership,
+// rebalance, resume): the same records the report's `events` keeps.
+using event_callback = std::function<void(const std::string& job, const job_event& event)>;
 // A job ended (completed, failed, cancelled, interrupted; a preempted job ends only when it
 // ends for good): its report.
 using job_end_callback = std::function<void(const job_report&)>;
@@ -51,6 +55,7 @@ struct metrics_subscribers {
   std::vector<metrics_callback> on_step;
   std::vector<log_callback> on_log;
   std::vector<job_end_callback> on_job_end;
+  std::vector<event_callback> on_event;
 };
 
 }  // namespace troupe

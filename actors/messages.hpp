@@ -366,12 +366,18 @@ struct job_finished {
   bool bad_input = false;  // failed on a troupe::input_error (exit 2 at the command line)
 };
 
-// job / task_manager -> metrics_hub: a line for the job's log (and embedding apps' on_log).
+// job / task_manager -> metrics_hub: a line for the job's log (and embedding apps' on_log). A
+// line with a `kind` is also an event of the job's course (job_event in actors/report.hpp:
+// failure, detected, recovered, restart, membership, rebalance, resume), handed to on_event.
 struct log_line {
   job_id job = 0;
   generation_id generation = 0;
   std::string name;
   std::string text;
+  std::string kind;
+  std::int64_t step = 0;  // with a kind: the job's step, its time, how long it took (< 0: not
+  double t = 0.0;         // a duration)
+  double ms = -1.0;
 };
 
 // -- checkpoint family (actors/checkpoint_cycle.hpp) ------------------------------------------
@@ -484,7 +490,7 @@ TROUPE_INSPECT(restart_worker, x.job, x.generation, x.rank)
 TROUPE_INSPECT(drain, x.job, x.generation, x.interrupt)
 TROUPE_INSPECT(release, x.job, x.generation)
 TROUPE_INSPECT(job_finished, x.job, x.generation, x.name, x.status, x.error, x.bad_input)
-TROUPE_INSPECT(log_line, x.job, x.generation, x.name, x.text)
+TROUPE_INSPECT(log_line, x.job, x.generation, x.name, x.text, x.kind, x.step, x.t, x.ms)
 TROUPE_INSPECT(ckpt_capture, x.job, x.generation, x.step)
 TROUPE_INSPECT(ckpt_part, x.job, x.generation, x.step, x.shard, x.version)
 TROUPE_INSPECT(ckpt_write, x.job, x.generation, x.step)

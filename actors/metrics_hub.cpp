@@ -83,6 +83,10 @@ caf::behavior metrics_hub(stateful<hub_state>* self,
         auto& st = self->state;
         if (auto* lg = log_of(st, l.name)) lg->info("{}", l.text);
         for (const auto& f : st.subscribers->on_log) f(l.name, l.text);
+        if (l.kind.empty() || st.subscribers->on_event.empty()) return;
+        job_event e{l.t, l.step, l.kind, l.text, std::nullopt};
+        if (l.ms >= 0) e.ms = l.ms;
+        for (const auto& f : st.subscribers->on_event) f(l.name, e);
       },
       // A barrier: answered after everything sent to the hub before it (runtime::wait uses it so
       // that every log line is out before the report).

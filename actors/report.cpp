@@ -10,6 +10,33 @@ std::string hex64(std::uint64_t x) {
   return buf;
 }
 
+nlohmann::json to_json(const job_series& series) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : series.points)
+    points.push_back({{"t", p.t},
+                      {"step", p.step},
+                      {"loss", p.loss},
+                      {"samples_per_second", p.samples_per_second},
+                      {"split", p.split},
+                      {"busy", p.busy},
+                      {"sync_period", p.sync_period},
+                      {"share", p.share}});
+  return {{"groups", series.groups},
+          {"workers", series.workers},
+          {"every", series.every},
+          {"points", points}};
+}
+
+nlohmann::json to_json(const std::vector<job_event>& events) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : events) {
+    nlohmann::json ev = {{"t", e.t}, {"step", e.step}, {"kind", e.kind}, {"detail", e.detail}};
+    if (e.ms) ev["ms"] = *e.ms;
+    out.push_back(std::move(ev));
+  }
+  return out;
+}
+
 nlohmann::json to_json(const job_report& j) {
   nlohmann::json workers = nlohmann::json::array();
   for (const auto& w : j.workers) {
@@ -72,27 +99,8 @@ nlohmann::json to_json(const job_report& j) {
       {"imbalance_index", j.imbalance_index},
       {"noise_scale", j.noise_scale ? nlohmann::json(*j.noise_scale) : nlohmann::json(nullptr)},
   };
-  nlohmann::json points = nlohmann::json::array();
-  for (const auto& p : j.series.points)
-    points.push_back({{"t", p.t},
-                      {"step", p.step},
-                      {"loss", p.loss},
-                      {"samples_per_second", p.samples_per_second},
-                      {"split", p.split},
-                      {"busy", p.busy},
-                      {"sync_period", p.sync_period},
-                      {"share", p.share}});
-  out["series"] = {{"groups", j.series.groups},
-                   {"workers", j.series.workers},
-                   {"every", j.series.every},
-                   {"points", points}};
-  nlohmann::json events = nlohmann::json::array();
-  for (const auto& e : j.events) {
-    nlohmann::json ev = {{"t", e.t}, {"step", e.step}, {"kind", e.kind}, {"detail", e.detail}};
-    if (e.ms) ev["ms"] = *e.ms;
-    events.push_back(std::move(ev));
-  }
-  out["events"] = events;
+  out["series"] = to_json(j.series);
+  out["events"] = to_json(j.events);
   if (j.sync.process_ring) {
     const auto& g = *j.sync.process_ring;
     out["sync"]["process_ring"] = {{"ranks", g.ranks},           {"transport", g.transport},

@@ -207,6 +207,8 @@ struct run_report {
   std::uint64_t peak_rss_bytes = 0;
 };
 
+nlohmann::json to_json(const job_series& series);
+nlohmann::json to_json(const std::vector<job_event>& events);
 nlohmann::json to_json(const job_report& j);
 nlohmann::json to_json(const run_report& r);
 // 0 when every job completed, 2 when one failed on bad input, 1 when one failed otherwise.

@@ -139,6 +139,9 @@ void runtime::on_log(log_callback f) {
 void runtime::on_job_end(job_end_callback f) {
   impl_->subscribers->on_job_end.push_back(std::move(f));
 }
+void runtime::on_event(event_callback f) {
+  impl_->subscribers->on_event.push_back(std::move(f));
+}
 
 void runtime::start() {
   if (impl_->started) return;

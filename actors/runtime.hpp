@@ -80,6 +80,8 @@ class runtime {
   void on_log(log_callback f);
   // A job ended for good (not a preemption pause): its report.
   void on_job_end(job_end_callback f);
+  // An event of a job's course as it happens (the report's `events`, live).
+  void on_event(event_callback f);
 
   // Starts the cluster and submits the config's jobs. Idempotent.
   void start();
