@@ -7,7 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/launcher_env.hpp"
-#include "service/job_service.hpp"
+#include "service/api_backend.hpp"
+#include "service/dashboard_assets.hpp"
 
 namespace troupe::service {
 namespace {
@@ -65,7 +66,7 @@ struct http_api::runner {
   std::thread thread;
 };
 
-http_api::http_api(job_service& service, http_options options)
+http_api::http_api(api_backend& service, http_options options)
     : server_(std::make_unique<httplib::Server>()), thread_(std::make_unique<runner>()) {
   auto& srv = *server_;
   srv.set_payload_max_length(options.max_body_bytes);
@@ -74,6 +75,12 @@ http_api::http_api(job_service& service, http_options options)
   srv.set_write_timeout(10, 0);
   const std::string id = "([A-Za-z0-9_.-]{1,200})";
 
+  // The dashboard: its files are in the binary (service/dashboard_assets.hpp).
+  srv.Get(R"(/|/[a-z.]+\.(html|js))", [](const httplib::Request& req, httplib::Response& res) {
+    const auto* a = dashboard_asset(req.path);
+    if (!a) return fail(res, 404, "no such file: " + req.path);
+    res.set_content(reinterpret_cast<const char*>(a->data), a->size, a->content_type);
+  });
   srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     reply(res, 200, {{"status", "alive"}});
   });
@@ -100,11 +107,7 @@ http_api::http_api(job_service& service, http_options options)
                  sets.push_back(v.get<std::string>());
                }
              }
-             json jobs = json::array();
-             for (const auto& j : service.submit(yaml, source, sets))
-               jobs.push_back(
-                   {{"id", j.id}, {"name", j.name}, {"priority", j.priority}, {"state", j.state}});
-             reply(res, 201, {{"jobs", jobs}});
+             reply(res, 201, service.submit(yaml, source, sets));
            }));
   srv.Get("/api/v1/jobs", guarded([&service](const httplib::Request&, httplib::Response& res) {
             reply(res, 200, service.jobs());
@@ -112,6 +115,10 @@ http_api::http_api(job_service& service, http_options options)
   srv.Get("/api/v1/jobs/" + id,
           guarded([&service](const httplib::Request& req, httplib::Response& res) {
             reply(res, 200, service.job(req.matches[1]));
+          }));
+  srv.Get("/api/v1/jobs/" + id + "/series",
+          guarded([&service](const httplib::Request& req, httplib::Response& res) {
+            reply(res, 200, service.series(req.matches[1]));
           }));
   srv.Get("/api/v1/jobs/" + id + "/logs",
           guarded([&service](const httplib::Request& req, httplib::Response& res) {

@@ -1,7 +1,8 @@
 #pragma once
-// The HTTP+JSON API of `troupe serve` under /api/v1/ (docs/API.md has one request and response
-// per endpoint), and /healthz, /readyz. The clients (`troupe submit`, `status`, ...) use it, and
-// so may any orchestration app. cpp-httplib serves it on a thread pool of its own.
+// The HTTP+JSON API of `troupe serve` (and, reading only, of `troupe run --http`) under /api/v1/
+// (docs/API.md has one request and response per endpoint), /metrics, /healthz, /readyz. The clients
+// (`troupe submit`, `status`, ...) use it, and so may any orchestration app. cpp-httplib serves it
+// on a thread pool of its own.
 //
 // Every answer is JSON; a failure has an `error` field: 400 bad input (a job file's
 // `file:line: key: message`, a bad spec), 404 an unknown job or route, 413 a body over the limit,
@@ -18,7 +19,7 @@ class Server;
 
 namespace troupe::service {
 
-class job_service;
+class api_backend;
 
 struct http_options {
   std::string address = "127.0.0.1:7080";  // HOST:PORT; port 0 picks a free one
@@ -28,7 +29,7 @@ struct http_options {
 class http_api {
  public:
   // Binds at once (input_error naming the address when it cannot) and serves until destroyed.
-  http_api(job_service& service, http_options options);
+  http_api(api_backend& backend, http_options options);
   ~http_api();
   http_api(const http_api&) = delete;
   http_api& operator=(const http_api&) = delete;

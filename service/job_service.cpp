@@ -9,7 +9,7 @@
 
 #include "core/config_load.hpp"
 #include "core/job_rules.hpp"
-#include "service/job_metrics.hpp"
+#include "service/live_jobs.hpp"
 
 namespace troupe::service {
 namespace fs = std::filesystem;
@@ -52,8 +52,7 @@ struct job_service::state {
   std::unique_ptr<runtime> rt;
   mutable std::mutex mu;  // guards what follows
   bool stopping = false;
-  std::map<std::string, live_metrics> last_step;  // by id, while it runs
-  job_metrics metrics;
+  live_jobs live;  // running jobs' last steps, series, and /metrics
   static constexpr int max_start_retries = 3;
 
   void log(const std::string& line) const {
@@ -92,11 +91,11 @@ struct job_service::state {
 
   void on_end(const job_report& r) {
     std::lock_guard<std::mutex> lock(mu);
-    last_step.erase(r.name);
     const auto status = std::string(name_of(r.status));
     // Stopped with the service: it stays queued and resumes at the next start.
     if (stopping && r.status == job_status::interrupted) {
       store->set_state(r.name, "queued", "the service stopped; resumes at its next start");
+      live.forget(r.name);
       return;
     }
     // A start that failed (an agent lost while the job set up, before its first step) is
@@ -104,22 +103,22 @@ struct job_service::state {
     if (r.status == job_status::failed && !r.bad_input && r.steps == 0 && !stopping) {
       const auto events = store->events(r.name);
       const auto retries = std::count_if(events.begin(), events.end(),
-                                         [](const job_event& e) { return e.event == "retry"; });
+                                         [](const stored_event& e) { return e.event == "retry"; });
       if (retries < max_start_retries) {
         store->add_event(r.name, "retry", "its start failed: " + r.error);
         store->set_state(r.name, "queued", "its start failed; submitted again");
+        live.forget(r.name);
         // submit() only sends to the task manager: safe on the runtime's metrics thread.
         rt->submit(materialize(*store->get(r.name), store->list()));
         return;
       }
     }
-    metrics.on_end(r);
+    live.on_end(r);
     store->finish(r.name, status, to_json(r).dump(), r.error);
   }
 
-  // A job's log lines (named by its id) that belong in its history: the task manager's schedule
-  // events ("started on ...", "paused at step ...", "pausing ...") and the job's own failure,
-  // restart, resume and injection lines. Every other line stays in the log file only.
+  // The task manager's schedule events for a job (its log lines named by the id): "started on
+  // ...", "paused at step ...", "pausing ...".
   void on_event(const std::string& id, const std::string& text) {
     if (!store->get(id)) return;
     if (text.rfind("started", 0) == 0) {
@@ -127,15 +126,17 @@ struct job_service::state {
       store->add_event(id, "start", text);
     } else if (text.rfind("paused at step", 0) == 0) {
       store->set_state(id, "paused", text);
-    } else if (text.rfind("failure: ", 0) == 0) {
-      store->add_event(id, "failure", text.substr(9));
-    } else if (text.rfind("worker ", 0) == 0 && text.find(" restarted") != std::string::npos) {
-      store->add_event(id, "restart", text);
-    } else if (text.rfind("resume: ", 0) == 0) {
-      store->add_event(id, "resume", text.substr(8));
-    } else if (text.rfind("fault injected", 0) == 0 || text.rfind("pausing", 0) == 0) {
-      store->add_event(id, text.substr(0, text.find_first_of(": ")), text);
+    } else if (text.rfind("pausing", 0) == 0) {
+      store->add_event(id, "pausing", text);
     }
+  }
+
+  // The job's own course: failures, restarts, a resume and injected faults go into its history
+  // (membership changes, rebalances, detections and recoveries stay in the report's events).
+  void on_course(const std::string& id, const job_event& e) {
+    if (e.kind != "failure" && e.kind != "restart" && e.kind != "resume" && e.kind != "fault")
+      return;
+    if (store->get(id)) store->add_event(id, e.kind, e.detail);
   }
 };
 
@@ -182,10 +183,10 @@ job_service::job_service(service_options o) : st_(std::make_unique<state>()) {
     else
       s->on_event(job, text);
   });
-  st.rt->on_metrics([s](const live_metrics& m) {
-    std::lock_guard<std::mutex> lock(s->mu);
-    s->last_step[m.job] = m;
-    s->metrics.on_step(m);
+  st.rt->on_metrics([s](const live_metrics& m) { s->live.on_step(m); });
+  st.rt->on_event([s](const std::string& job, const job_event& e) {
+    s->live.on_event(job, e);
+    s->on_course(job, e);
   });
   st.rt->start();
 
@@ -213,8 +214,16 @@ job_service::~job_service() {
   st_->rt.reset();
 }
 
-std::vector<stored_job> job_service::submit(const std::string& yaml, const std::string& source,
-                                            const std::vector<std::string>& sets) {
+nlohmann::json job_service::submit(const std::string& yaml, const std::string& source,
+                                   const std::vector<std::string>& sets) {
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& j : add_jobs(yaml, source, sets))
+    jobs.push_back({{"id", j.id}, {"name", j.name}, {"priority", j.priority}, {"state", j.state}});
+  return {{"jobs", jobs}};
+}
+
+std::vector<stored_job> job_service::add_jobs(const std::string& yaml, const std::string& source,
+                                              const std::vector<std::string>& sets) {
   auto& st = *st_;
   {
     std::lock_guard<std::mutex> lock(st.mu);
@@ -267,12 +276,7 @@ nlohmann::json job_service::jobs() const {
     } else if (!sj.reason.empty() || !sj.error.empty()) {
       j["reason"] = sj.error.empty() ? sj.reason : sj.error;
     }
-    const auto m = st.last_step.find(sj.id);
-    if (m != st.last_step.end()) {
-      j["step"] = m->second.step;
-      j["steps_total"] = m->second.steps_total;
-      j["loss"] = m->second.loss;
-    }
+    st.live.describe(sj.id, j);
     if (!sj.report_json.empty()) {
       const auto report = nlohmann::json::parse(sj.report_json, nullptr, false);
       if (!report.is_discarded()) {
@@ -316,14 +320,21 @@ nlohmann::json job_service::job(const std::string& id) const {
   j["history"] = history;
   if (!sj->report_json.empty())
     j["report"] = nlohmann::json::parse(sj->report_json, nullptr, false);
-  std::lock_guard<std::mutex> lock(st.mu);
-  const auto m = st.last_step.find(id);
-  if (m != st.last_step.end()) {
-    j["step"] = m->second.step;
-    j["steps_total"] = m->second.steps_total;
-    j["loss"] = m->second.loss;
-  }
+  st.live.describe(id, j);
   return j;
+}
+
+nlohmann::json job_service::series(const std::string& id) const {
+  auto& st = *st_;
+  const auto sj = st.store->get(id);
+  if (!sj) throw not_found("no job '" + id + "'");
+  if (auto live = st.live.series(id)) return *live;
+  const auto report = nlohmann::json::parse(sj->report_json, nullptr, false);
+  if (report.is_object() && report.contains("series"))
+    return {{"series", report["series"]},
+            {"events", report.value("events", nlohmann::json::array())}};
+  // Queued, or paused between its runs: nothing yet.
+  return {{"series", nullptr}, {"events", nlohmann::json::array()}};
 }
 
 void job_service::cancel(const std::string& id) {
@@ -344,41 +355,13 @@ void job_service::inject(const std::string& id, const std::string& spec) {
 
 nlohmann::json job_service::logs(const std::string& id, std::uint64_t offset,
                                  std::size_t max_bytes) const {
-  auto& st = *st_;
-  const auto sj = st.store->get(id);
+  const auto sj = st_->store->get(id);
   if (!sj) throw not_found("no job '" + id + "'");
-  std::string text;
-  std::ifstream in(fs::path(st.log_dir) / (id + ".log"), std::ios::binary);
-  if (in) {
-    in.seekg(0, std::ios::end);
-    const auto size = static_cast<std::uint64_t>(in.tellg());
-    if (offset > size) offset = size;  // a file started over (never in a service; be safe)
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size - offset, max_bytes));
-    text.resize(n);
-    in.seekg(static_cast<std::streamoff>(offset));
-    in.read(text.data(), static_cast<std::streamsize>(n));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-  }
-  return {{"id", id},
-          {"text", text},
-          {"offset", offset + text.size()},
-          {"ended", has_ended(sj->state)}};
+  return read_log(st_->log_dir, id, offset, max_bytes, has_ended(sj->state));
 }
 
 nlohmann::json job_service::agents() const {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& a : st_->rt->agents()) {
-    nlohmann::json j = {
-        {"name", a.name},   {"group", a.group},       {"device", a.device},
-        {"count", a.count}, {"threads", a.threads},   {"host", a.host},
-        {"pid", a.pid},     {"joined_s", a.joined_s}, {"health", a.lost_s ? "lost" : "joined"}};
-    if (a.lost_s) {
-      j["lost_s"] = *a.lost_s;
-      j["lost_reason"] = a.lost_reason;
-    }
-    out.push_back(std::move(j));
-  }
-  return {{"agents", out}};
+  return agents_json(st_->rt->agents());
 }
 
 void job_service::drain_agent(const std::string& name) {
@@ -396,7 +379,7 @@ std::string job_service::metrics() const {
   for (const auto& j : st_->store->list()) ++by_state[j.state];
   by_health["joined"] = by_health["lost"] = 0;
   for (const auto& a : st_->rt->agents()) ++by_health[a.lost_s ? "lost" : "joined"];
-  return st_->metrics.text(by_state, by_health);
+  return st_->live.metrics(by_state, by_health);
 }
 
 bool job_service::ready() const {

@@ -28,16 +28,10 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/runtime.hpp"
-#include "core/error.hpp"
+#include "service/api_backend.hpp"
 #include "service/job_store.hpp"
 
 namespace troupe::service {
-
-// An id, job or agent that does not exist (HTTP 404, exit 2 at a client).
-class not_found : public input_error {
- public:
-  using input_error::input_error;
-};
 
 struct service_options {
   std::string state_dir;     // the database, the logs, the checkpoints and the cluster
@@ -50,7 +44,7 @@ struct service_options {
   std::function<void(const std::string&)> log;  // the service's own lines
 };
 
-class job_service {
+class job_service : public api_backend {
  public:
   // Opens the database, reads the cluster, starts the runtime and submits again what was queued
   // or running. Bad state or cluster files are input_error naming the file.
@@ -60,27 +54,32 @@ class job_service {
   job_service& operator=(const job_service&) = delete;
 
   // A jobs-only file (the `troupe run` checks and messages; input_error, nothing queued).
-  std::vector<stored_job> submit(const std::string& yaml, const std::string& source,
-                                 const std::vector<std::string>& sets);
+  // The stored jobs; submit() is the same for the API.
+  std::vector<stored_job> add_jobs(const std::string& yaml, const std::string& source,
+                                   const std::vector<std::string>& sets);
+  nlohmann::json submit(const std::string& yaml, const std::string& source,
+                        const std::vector<std::string>& sets) override;
   // Every job: queued ones in the order they start, then running, then ended (newest first).
-  nlohmann::json jobs() const;
+  nlohmann::json jobs() const override;
   // One job with its history and, once ended, its report. not_found for an unknown id.
-  nlohmann::json job(const std::string& id) const;
-  void cancel(const std::string& id);
-  void inject(const std::string& id, const std::string& spec);
+  nlohmann::json job(const std::string& id) const override;
+  nlohmann::json series(const std::string& id) const override;
+  void cancel(const std::string& id) override;
+  void inject(const std::string& id, const std::string& spec) override;
   // The job's log from byte `offset`, at most `max_bytes`: {text, offset (the next), ended}.
-  nlohmann::json logs(const std::string& id, std::uint64_t offset, std::size_t max_bytes) const;
+  nlohmann::json logs(const std::string& id, std::uint64_t offset,
+                      std::size_t max_bytes) const override;
   // Every agent that joined since the start: group, devices, host, when it joined, and when and
   // why it was lost.
-  nlohmann::json agents() const;
+  nlohmann::json agents() const override;
   // `troupe drain AGENT`: the agent leaves; its workers' share moves to the others (each job's
   // supervision: restart on the group's next agent, or migrate) and it exits 0.
-  void drain_agent(const std::string& name);
+  void drain_agent(const std::string& name) override;
 
   // `/metrics`: the Prometheus text exposition (service/job_metrics.hpp).
-  std::string metrics() const;
+  std::string metrics() const override;
 
-  bool ready() const;
+  bool ready() const override;
   // Stops admitting jobs; running ones end at their next step boundary after a checkpoint and
   // stay queued in the database. Returns once they did, or after `seconds`.
   void stop(double seconds);

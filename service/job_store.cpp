@@ -356,12 +356,12 @@ std::vector<stored_job> job_store::in_states(const std::vector<std::string>& sta
                      json_array(states, "a job state asked for"));
 }
 
-std::vector<job_event> job_store::events(const std::string& id) const {
+std::vector<stored_event> job_store::events(const std::string& id) const {
   std::lock_guard<std::mutex> lock(mu_);
   stmt q(db_, path_, "reading the events of job '" + id + "'",
          "SELECT id, job, at, event, detail FROM events WHERE job = ?1 ORDER BY id");
   q.text(1, id);
-  std::vector<job_event> out;
+  std::vector<stored_event> out;
   while (q.step()) out.push_back({q.i64(0), q.text(1), q.real(2), q.text(3), q.text(4)});
   return out;
 }

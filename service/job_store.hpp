@@ -47,7 +47,7 @@ struct stored_job {
   std::int64_t starts = 0;  // how many "start" events it has (from the events table)
 };
 
-struct job_event {
+struct stored_event {
   std::int64_t id = 0;  // increases in the order recorded
   std::string job;
   double at = 0;  // unix seconds
@@ -82,7 +82,7 @@ class job_store {
   std::optional<stored_job> get(const std::string& id) const;
   std::vector<stored_job> list() const;  // every job, by seq
   std::vector<stored_job> in_states(const std::vector<std::string>& states) const;  // by seq
-  std::vector<job_event> events(const std::string& id) const;  // in the order recorded
+  std::vector<stored_event> events(const std::string& id) const;  // in the order recorded
   const std::string& path() const { return path_; }
 
  private:

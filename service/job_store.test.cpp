@@ -16,8 +16,8 @@
 #include "core/testing.hpp"
 
 namespace fs = std::filesystem;
-using troupe::service::job_event;
 using troupe::service::job_store;
+using troupe::service::stored_event;
 using troupe::service::stored_job;
 using troupe::testing::input_error_of;
 using troupe::testing::temp_dir;
@@ -40,7 +40,7 @@ std::vector<std::string> ids(const std::vector<stored_job>& jobs) {
   return out;
 }
 
-std::vector<std::string> event_names(const std::vector<job_event>& events) {
+std::vector<std::string> event_names(const std::vector<stored_event>& events) {
   std::vector<std::string> out;
   for (const auto& e : events) out.push_back(e.event);
   return out;
