@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@
 #include "core/error.hpp"
 #include "core/fault_spec.hpp"
 #include "core/launcher_env.hpp"
+#include "service/http_api.hpp"
+#include "service/run_view.hpp"
 
 namespace troupe::apps {
 namespace {
@@ -129,10 +132,10 @@ void add_faults(config::run_config& cfg, const std::vector<std::string>& specs,
 }
 
 int run(const std::vector<std::string>& argv) {
-  args a(
-      argv,
-      {"report", "log-dir", "resume", "fault-soak", "listen", "wait-agents", "agent-wait", "token"},
-      {"quiet", "insecure"}, {"set", "inject"});
+  args a(argv,
+         {"report", "log-dir", "resume", "fault-soak", "listen", "wait-agents", "agent-wait",
+          "token", "http"},
+         {"quiet", "insecure"}, {"set", "inject"});
   if (a.positionals().size() != 1)
     throw input_error(
         "expected one CONFIG file (usage: troupe run CONFIG [--set PATH=VALUE ...] "
@@ -180,6 +183,23 @@ int run(const std::vector<std::string>& argv) {
     if (stop.received()) rt.interrupt();
   }
 
+  // --http: the dashboard, /metrics and the read side of the API for this run, up while it runs.
+  std::unique_ptr<service::run_view> backend;
+  std::unique_ptr<service::http_api> http;
+  if (a.has("http")) {
+    service::http_options h;
+    h.address = a.get_or("http", "");
+    const auto host = parse_join(h.address, "--http", true).host;
+    if (!is_loopback(host) && !opts.insecure)
+      throw input_error("--http " + h.address +
+                        ": the API has no authentication yet; bind it to loopback, or pass "
+                        "--insecure to serve it to any host that reaches it");
+    backend = std::make_unique<service::run_view>(rt, opts.log_dir);
+    http = std::make_unique<service::http_api>(*backend, h);
+    std::fprintf(stderr, "troupe run: dashboard on http://%s:%u/\n", host.c_str(),
+                 static_cast<unsigned>(http->port()));
+  }
+
   const bool quiet = a.has("quiet");
   progress_view view(isatty(STDOUT_FILENO) == 1, quiet);
   rt.on_metrics([&view](const live_metrics& m) { view.on_step(m); });
@@ -215,7 +235,7 @@ const command_registrar reg{
     {"run", "run the jobs of a config on an in-process heterogeneous cluster",
      "usage: troupe run CONFIG [--set PATH=VALUE ...] [--report FILE.json] [--log-dir DIR] "
      "[--resume DIR] [--inject SPEC ...] [--fault-soak N] [--listen HOST:PORT [--wait-agents N]\n"
-     "[--agent-wait SECONDS] [--token T | --insecure]] [--quiet]\n\n"
+     "[--agent-wait SECONDS] [--token T | --insecure]] [--http HOST:PORT] [--quiet]\n\n"
      "  --set PATH=VALUE  override a config key by dotted path (jobs.0.epochs=1,\n"
      "                    cluster.groups.1.slowdown=4); repeatable\n"
      "  --report FILE     write the run report as JSON (docs/REPORT.md)\n"
@@ -232,7 +252,9 @@ const command_registrar reg{
      "  --wait-agents N   with --listen: start the jobs once N agents joined (at most\n"
      "                    --agent-wait seconds, default 60; then exit 1)\n"
      "  --token T         agents must bring this join token (also TROUPE_TOKEN); needed for a\n"
-     "                    --listen address beyond loopback, unless --insecure\n\n"
+     "                    --listen address beyond loopback, unless --insecure\n"
+     "  --http H:P        the dashboard (/), /metrics and the API for this run (port 0: a free\n"
+     "                    one, logged); beyond loopback only with --insecure\n\n"
      "exit: 0 every job completed, 2 bad input (nothing trained), 1 a job failed",
      run}};
 
