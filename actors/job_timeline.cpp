@@ -29,7 +29,7 @@ void job_timeline::step(const live_metrics& m, double share) {
     for (const auto& [group, n] : m.split) series_.groups.push_back(group);
   if (series_.workers.empty())
     for (std::size_t r = 0; r < m.worker_compute_seconds.size(); ++r)
-      series_.workers.push_back(std::to_string(r));
+      series_.workers.push_back("rank " + std::to_string(r));
   series_point p;
   p.t = m.elapsed_seconds;
   p.step = m.step;

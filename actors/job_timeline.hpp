@@ -25,7 +25,8 @@ class job_timeline {
   void set_names(std::vector<std::string> groups, std::vector<std::string> workers);
   void step(const series_point& p);
   // A step as live metrics report it (the job's own record, and what a service sees). Groups
-  // and workers not named yet are named from it (workers by rank).
+  // and workers not named yet are named from it (workers "rank R": live metrics carry no
+  // worker names).
   void step(const live_metrics& m, double share = 1.0);
   // Adds the last step given to step(), if thinning skipped it.
   void finish();

@@ -55,8 +55,9 @@ function(troupe_component name dir)
     add_test(NAME ${_id} COMMAND test_${_id} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
     # A test file whose assertions measure speed or time says so on a line of its own,
     # `// ctest-label: perf`: it runs with `make bench` (ctest -L perf), never in `make test`.
-    # `// ctest-label: soak` marks the long runs (ctest -L soak), also outside `make test`.
-    file(STRINGS ${t} _extra REGEX "^// ctest-label: (perf|soak)$")
+    # `// ctest-label: soak` marks the long runs (ctest -L soak), also outside `make test`;
+    # `// ctest-label: browser` the tests that drive Chromium (in `make test`).
+    file(STRINGS ${t} _extra REGEX "^// ctest-label: (perf|soak|browser)$")
     set(_labels ${dir})
     foreach(_line ${_extra})
       string(REGEX REPLACE "^// ctest-label: " "" _label ${_line})

@@ -108,15 +108,17 @@ function renderSeries(id, series, events) {
   lineChart('chart-events', eventKinds.map((k, i) => ({
     label: k, showLine: false, pointRadius: 4,
     data: evs.filter((e) => e.kind === k).map((e) => ({ x: e.step, y: i })),
-  })), '', { scales: { x: { type: 'linear', title: { display: true, text: 'step' } },
+  })), '', { scales: { x: { type: 'linear', title: { display: true, text: 'step' }, min: 0,
+                           max: points.length ? points[points.length - 1].step : undefined },
                        y: { min: -0.5, max: eventKinds.length - 0.5,
                             ticks: { stepSize: 1, callback: (v) => eventKinds[v] || '' } } } });
   const list = document.getElementById('events-list');
   list.innerHTML = '';
   for (const e of evs) {
     const div = document.createElement('div');
-    div.textContent = 'step ' + e.step + '  ' + e.kind + (e.ms !== undefined ? ' (' +
-                      e.ms.toFixed(1) + ' ms)' : '') + ': ' + e.detail;
+    // The detail often starts with its kind ("failure: ..."): say it once.
+    const detail = e.detail.startsWith(e.kind + ':') ? e.detail.slice(e.kind.length + 1) : e.detail;
+    div.textContent = 'step ' + e.step + '  ' + e.kind + ': ' + detail.trim();
     list.appendChild(div);
   }
   if (!evs.length) list.textContent = 'none';

@@ -1,0 +1,83 @@
+// ctest-label: browser
+// The dashboard as a user sees it: Debian's headless Chromium against `troupe run --http` with a
+// running job. The page must show the job and a loss curve of at least 10 points; a screenshot
+// is kept as build/dashboard.png (it is what the page looked like, for a person to look at).
+// Without chromium the test says so and passes: tools/packages.txt installs it.
+#include <httplib.h>
+
+#include <cstdlib>
+#include <regex>
+
+#include "tests/service_support.hpp"
+
+using namespace troupe::testing;
+
+namespace {
+
+const std::filesystem::path& scratch = service_scratch();
+
+// `chromium --headless ARGS URL`, its stdout into `out`, with a deadline. Exit code.
+int chromium(const std::string& args, const std::string& url, const std::filesystem::path& out) {
+  // Root in a container needs --no-sandbox; the virtual time budget lets the page's one-second
+  // polls run a few times, waiting for their fetches.
+  const std::string cmd =
+      "timeout 120 chromium --headless --no-sandbox --disable-gpu "
+      "--hide-scrollbars --virtual-time-budget=6000 " +
+      args + " '" + url + "' > '" + out.string() + "' 2> '" + out.string() + ".err'";
+  return std::system(cmd.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("headless Chromium: the dashboard shows the running job and a curve of 10+ points") {
+  if (std::system("command -v chromium > /dev/null 2>&1") != 0) {
+    MESSAGE("skipped: chromium is not installed (tools/packages.txt installs it)");
+    return;
+  }
+  const auto config = write("dash.yaml",
+                            "cluster:\n  groups:\n"
+                            "    - {name: cpu, device: sim, base: cpu, slowdown: 1, row_seconds: "
+                            "0.0002, count: 2}\n"
+                            "jobs:\n" +
+                                job_yaml("dash", "cpu", 100000) +
+                                "    faults: [{action: kill, target: cpu/1, step: 15}]\n");
+  const int port = free_port();
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  troupe_process run(scratch, "dash-run",
+                     {"run", config, "--http", "127.0.0.1:" + std::to_string(port), "--quiet",
+                      "--log-dir", (scratch / "dash-logs").string()});
+  httplib::Client api(url);
+  api.set_read_timeout(10, 0);
+  REQUIRE(wait_until(120, [&] {
+    const auto r = api.Get("/api/v1/jobs");
+    if (!r || r->status != 200) return false;
+    const auto j = json::parse(r->body, nullptr, false);
+    return j.is_object() && !j["jobs"].empty() && j["jobs"][0].value("step", 0) >= 40;
+  }));
+
+  const auto dom = scratch / "dom.html";
+  REQUIRE(chromium("--dump-dom", url + "/", dom) == 0);
+  std::stringstream page;
+  page << std::ifstream(dom).rdbuf();
+  std::smatch m;
+  const std::string html = page.str();
+  REQUIRE_MESSAGE(std::regex_search(
+                      html, m, std::regex("<body data-job=\"([^\"]*)\" data-points=\"([0-9]+)\"")),
+                  html.substr(0, 400));
+  CHECK(m[1] == "dash");
+  CHECK(std::stoi(m[2]) >= 10);
+  CHECK(html.find("<td>dash</td>") != std::string::npos);
+  // The injected kill and its recovery are on the page's event list.
+  CHECK(html.find("failure: worker cpu/1 crash") != std::string::npos);
+
+  const auto shot = troupe_binary().parent_path() / "dashboard.png";
+  std::filesystem::remove(shot);
+  REQUIRE(chromium("--window-size=1400,1500 --screenshot='" + shot.string() + "'", url + "/",
+                   scratch / "shot.out") == 0);
+  std::ifstream png(shot, std::ios::binary);
+  std::string magic(8, '\0');
+  png.read(magic.data(), 8);
+  CHECK(magic == "\x89PNG\r\n\x1a\n");
+  CHECK(std::filesystem::file_size(shot) > 20000);
+  MESSAGE("screenshot: " << shot.string());
+}
