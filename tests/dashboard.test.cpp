@@ -81,3 +81,48 @@ TEST_CASE("headless Chromium: the dashboard shows the running job and a curve of
   CHECK(std::filesystem::file_size(shot) > 20000);
   MESSAGE("screenshot: " << shot.string());
 }
+
+TEST_CASE("troupe plot: a finished run's report as one HTML file that Chromium draws from disk") {
+  const auto config = write("plotted.yaml",
+                            "cluster:\n  groups:\n    - {name: cpu, device: cpu, count: 2}\n"
+                            "jobs:\n" +
+                                job_yaml("plotted", "cpu", 60) +
+                                "    faults: [{action: kill, target: cpu/1, step: 20}]\n");
+  const auto report = scratch / "plotted-report.json";
+  troupe_process run(scratch, "plot-run",
+                     {"run", config, "--report", report.string(), "--quiet", "--log-dir",
+                      (scratch / "plot-logs").string()});
+  REQUIRE(run.wait_for_exit(120) == 0);
+  const auto dir = scratch / "plot";
+  troupe_process plot(scratch, "plot", {"plot", report.string(), "-o", dir.string()});
+  REQUIRE(plot.wait_for_exit(60) == 0);
+  REQUIRE(std::filesystem::exists(dir / "index.html"));
+  // Not a report: refused, naming the file.
+  const auto junk = write("junk.json", "{\"x\": 1}");
+  troupe_process bad(scratch, "plot-bad", {"plot", junk, "-o", (scratch / "nothing").string()});
+  CHECK(bad.wait_for_exit(60) == 2);
+  CHECK(bad.err().find("junk.json: not a run report") != std::string::npos);
+
+  if (std::system("command -v chromium > /dev/null 2>&1") != 0) {
+    MESSAGE("skipped the drawing: chromium is not installed (tools/packages.txt installs it)");
+    return;
+  }
+  const auto url = "file://" + (dir / "index.html").string();
+  const auto dom = scratch / "plot-dom.html";
+  REQUIRE(chromium("--dump-dom", url, dom) == 0);
+  std::stringstream page;
+  page << std::ifstream(dom).rdbuf();
+  const std::string html = page.str();
+  std::smatch m;
+  REQUIRE(std::regex_search(html, m,
+                            std::regex("<body data-job=\"([^\"]*)\" data-points=\"([0-9]+)\"")));
+  CHECK(m[1] == "plotted");
+  CHECK(std::stoi(m[2]) == 60);  // every step of a short run is a point
+  CHECK(html.find("report: plotted-report.json") != std::string::npos);
+  CHECK(html.find("failure: worker cpu/1 crash: injected kill at step 20") != std::string::npos);
+  const auto shot = troupe_binary().parent_path() / "plot.png";
+  std::filesystem::remove(shot);
+  REQUIRE(chromium("--window-size=1400,800 --screenshot='" + shot.string() + "'", url,
+                   scratch / "plot-shot.out") == 0);
+  CHECK(std::filesystem::file_size(shot) > 20000);
+}

@@ -111,7 +111,11 @@ function renderSeries(id, series, events) {
   })), '', { scales: { x: { type: 'linear', title: { display: true, text: 'step' }, min: 0,
                            max: points.length ? points[points.length - 1].step : undefined },
                        y: { min: -0.5, max: eventKinds.length - 0.5,
-                            ticks: { stepSize: 1, callback: (v) => eventKinds[v] || '' } } } });
+                            // One tick per kind, named (the axis would start at -0.5).
+                            afterBuildTicks: (axis) => {
+                              axis.ticks = eventKinds.map((k, i) => ({ value: i }));
+                            },
+                            ticks: { callback: (v) => eventKinds[v] || '' } } } });
   const list = document.getElementById('events-list');
   list.innerHTML = '';
   for (const e of evs) {
@@ -164,5 +168,12 @@ document.getElementById('report-file').addEventListener('change', async (ev) => 
   refresh();
 });
 
-refresh();
-setInterval(refresh, 1000);
+// `troupe plot` writes the page with the report in it: no server to poll.
+if (window.TROUPE_REPORT) {
+  view.report = window.TROUPE_REPORT;
+  document.getElementById('source').textContent = 'report: ' + (window.TROUPE_REPORT_NAME || '');
+  refresh();
+} else {
+  refresh();
+  setInterval(refresh, 1000);
+}
