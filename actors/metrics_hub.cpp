@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/payloads.hpp"
+#include "core/json_log.hpp"
 
 namespace troupe::actors {
 namespace {
@@ -20,7 +21,8 @@ spdlog::logger* log_of(hub_state& st, const std::string& job) {
     auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(st.log_dir + "/" + job + ".log",
                                                                     !st.append_logs);
     auto lg = std::make_shared<spdlog::logger>("job:" + job, sink);
-    lg->set_pattern("[%Y-%m-%d %H:%M:%S.%e] %v");
+    // JSON lines carry their own time (json_line).
+    lg->set_pattern(st.json_logs ? "%v" : "[%Y-%m-%d %H:%M:%S.%e] %v");
     // Every line: after a kill -9 the log still says which step the job had completed (the
     // resume test reads it); one fflush per step is noise next to a step.
     lg->flush_on(spdlog::level::info);
@@ -30,6 +32,19 @@ spdlog::logger* log_of(hub_state& st, const std::string& job) {
     st.logs[job] = nullptr;  // an unwritable log dir must not stop training
     return nullptr;
   }
+}
+
+// One line of a job's log: the text as it is, or (json_logs) one JSON object for log shippers.
+void write(hub_state& st, const std::string& job, msg::generation_id generation,
+           const std::string& message) {
+  auto* lg = log_of(st, job);
+  if (!lg) return;
+  if (!st.json_logs) {
+    lg->info("{}", message);
+    return;
+  }
+  const auto steps = st.steps.find(job);
+  lg->info("{}", json_line(job, generation, steps == st.steps.end() ? 0 : steps->second, message));
 }
 
 }  // namespace
@@ -57,22 +72,24 @@ live_metrics to_live(const msg::step_metrics& m) {
 
 caf::behavior metrics_hub(stateful<hub_state>* self,
                           std::shared_ptr<const metrics_subscribers> subscribers,
-                          std::string log_dir, bool append_logs) {
+                          std::string log_dir, bool append_logs, bool json_logs) {
   self->state.subscribers = std::move(subscribers);
   self->state.log_dir = std::move(log_dir);
   self->state.append_logs = append_logs;
+  self->state.json_logs = json_logs;
   return {
       [=](const msg::step_metrics& m) {
         auto& st = self->state;
         auto live = to_live(m);
-        if (auto* lg = log_of(st, m.name)) {
+        st.steps[m.name] = m.step;
+        if (!st.log_dir.empty()) {
           std::string split;
           for (const auto& [g, n] : live.split) split += " " + g + "=" + std::to_string(n);
-          lg->info(
-              "step {}/{} epoch {} loss {:.4f} step_s {:.4f} samples/s {:.1f} split{} imbalance "
-              "{:.3f} b_noise {:.0f}",
-              m.step, m.steps_total, m.data_epoch + 1, m.loss, m.step_seconds, m.samples_per_second,
-              split, m.imbalance_index, m.noise_scale);
+          write(st, m.name, m.generation,
+                fmt::format("step {}/{} epoch {} loss {:.4f} step_s {:.4f} samples/s {:.1f} "
+                            "split{} imbalance {:.3f} b_noise {:.0f}",
+                            m.step, m.steps_total, m.data_epoch + 1, m.loss, m.step_seconds,
+                            m.samples_per_second, split, m.imbalance_index, m.noise_scale));
         }
         for (const auto& f : st.subscribers->on_step) f(live);
         for (const auto& a : st.policy_actors) self->send(a, m);
@@ -81,7 +98,7 @@ caf::behavior metrics_hub(stateful<hub_state>* self,
       [=](msg::subscribe_atom, const caf::actor& a) { self->state.policy_actors.push_back(a); },
       [=](const msg::log_line& l) {
         auto& st = self->state;
-        if (auto* lg = log_of(st, l.name)) lg->info("{}", l.text);
+        write(st, l.name, l.generation, l.text);
         for (const auto& f : st.subscribers->on_log) f(l.name, l.text);
         if (l.kind.empty() || st.subscribers->on_event.empty()) return;
         job_event e{l.t, l.step, l.kind, l.text, std::nullopt};
@@ -93,11 +110,10 @@ caf::behavior metrics_hub(stateful<hub_state>* self,
       [=](msg::query_atom) { return true; },
       [=](const msg::job_finished& f) {
         auto& st = self->state;
-        if (auto* lg = log_of(st, f.name)) {
-          lg->info("finished: {}{}", name_of(f.status),
-                   f.error.empty() ? "" : " (" + f.error + ")");
-          lg->flush();
-        }
+        write(st, f.name, f.generation,
+              std::string("finished: ") + name_of(f.status) +
+                  (f.error.empty() ? "" : " (" + f.error + ")"));
+        if (auto* lg = log_of(st, f.name)) lg->flush();
         // The logger stays: the task manager's last event for this job still goes to its file.
       },
       // From the task manager, after its last event for the job: the subscribers get the report
@@ -111,6 +127,7 @@ caf::behavior metrics_hub(stateful<hub_state>* self,
         if (it == st.logs.end()) return;
         if (it->second) it->second->flush();
         st.logs.erase(it);
+        st.steps.erase(r->report.name);
       },
   };
 }

@@ -24,13 +24,15 @@ struct hub_state {
   std::shared_ptr<const metrics_subscribers> subscribers;
   std::string log_dir;       // empty: no log files
   bool append_logs = false;  // a service: a resumed job's file goes on; else truncated per run
+  bool json_logs = false;    // --log-format json: each line one JSON object
+  std::map<std::string, std::int64_t> steps;  // each job's last step, for JSON lines
   std::map<std::string, std::shared_ptr<spdlog::logger>> logs;
   std::vector<caf::actor> policy_actors;  // (subscribe_atom, actor): step_metrics forwarded
 };
 
 caf::behavior metrics_hub(stateful<hub_state>* self,
                           std::shared_ptr<const metrics_subscribers> subscribers,
-                          std::string log_dir, bool append_logs = false);
+                          std::string log_dir, bool append_logs = false, bool json_logs = false);
 
 live_metrics to_live(const msg::step_metrics& m);
 

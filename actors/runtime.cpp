@@ -100,6 +100,8 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
                         ", which cannot resume from a checkpoint yet (ps, or allreduce with the "
                         "replicated optimizer form)");
   }
+  if (opts.log_format != "text" && opts.log_format != "json")
+    throw input_error("--log-format must be text or json, got '" + opts.log_format + "'");
   impl_->cfg = std::move(cfg);
   impl_->opts = std::move(opts);
 }
@@ -159,9 +161,9 @@ void runtime::start() {
   if (!impl_->opts.listen.empty())
     impl_->directory =
         std::make_shared<actors::agent_directory>(collectives::spawn_store_actor(*impl_->sys));
-  impl_->hub = impl_->sys->spawn(actors::metrics_hub,
-                                 std::shared_ptr<const metrics_subscribers>(impl_->subscribers),
-                                 impl_->opts.log_dir, impl_->opts.service);
+  impl_->hub = impl_->sys->spawn(
+      actors::metrics_hub, std::shared_ptr<const metrics_subscribers>(impl_->subscribers),
+      impl_->opts.log_dir, impl_->opts.service, impl_->opts.log_format == "json");
   actors::task_manager_options tmo;
   tmo.cluster = impl_->cfg.cluster;
   tmo.metrics_hub = impl_->hub;
@@ -196,11 +198,11 @@ void runtime::start() {
       impl_->children = std::make_unique<actors::child_agents>(
           impl_->opts.agent_program, impl_->cfg.cluster, child_host, port, impl_->opts.join_token,
           [hub = impl_->hub](const std::string& line) {
-            caf::anon_send(hub, msg::log_line{0, 0, "agents", line});
+            caf::anon_send(hub, msg::log_line{0, 0, "agents", line, {}, 0, 0.0, -1.0});
           });
     };
     lo.log = [hub = impl_->hub](const std::string& line) {
-      caf::anon_send(hub, msg::log_line{0, 0, "agents", line});
+      caf::anon_send(hub, msg::log_line{0, 0, "agents", line, {}, 0, 0.0, -1.0});
     };
     const auto l = actors::listen_for_agents(*impl_->sys, lo);
     impl_->registry = l.registry;

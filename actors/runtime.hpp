@@ -61,6 +61,9 @@ struct runtime_options {
   // groups have joined (instead of the runtime waiting for every agent before any job starts),
   // and a job's log file is appended to, so a job resumed after a restart keeps its earlier lines.
   bool service = false;
+  // "json": each line of a job's log file is one JSON object (time, level, job, generation,
+  // step, message) for log shippers; "text" (default): a time and the line.
+  std::string log_format = "text";
 };
 
 class runtime {

@@ -24,6 +24,7 @@
 #include "core/config_load.hpp"
 #include "core/error.hpp"
 #include "core/fault_spec.hpp"
+#include "core/json_log.hpp"
 #include "core/launcher_env.hpp"
 #include "service/http_api.hpp"
 #include "service/run_view.hpp"
@@ -35,14 +36,16 @@ namespace {
 // thread's final draw.
 class progress_view {
  public:
-  progress_view(bool tty, bool quiet) : tty_(tty), quiet_(quiet) {}
+  // json: no progress line; each log line is one JSON object (core/json_log.hpp).
+  progress_view(bool tty, bool quiet, bool json) : tty_(tty && !json), quiet_(quiet), json_(json) {}
 
   void on_step(const live_metrics& m) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!last_.count(m.job)) order_.push_back(m.job);
     last_[m.job] = m;
+    steps_[m.job] = m.step;
     const auto now = std::chrono::steady_clock::now();
-    if (quiet_) return;
+    if (quiet_ || json_) return;
     if (tty_) {
       if (now - drawn_at_ < std::chrono::milliseconds(100) && m.step != m.steps_total) return;
       drawn_at_ = now;
@@ -59,6 +62,11 @@ class progress_view {
   void on_log(const std::string& job, const std::string& text) {
     std::lock_guard<std::mutex> lock(mu_);
     if (quiet_) return;
+    if (json_) {
+      std::printf("%s\n", json_line(job, 0, steps_[job], text).c_str());
+      std::fflush(stdout);
+      return;
+    }
     if (tty_) clear();
     std::printf("[%s] %s\n", job.c_str(), text.c_str());
     if (tty_) redraw();
@@ -96,6 +104,8 @@ class progress_view {
 
   bool tty_;
   bool quiet_;
+  bool json_;
+  std::map<std::string, std::int64_t> steps_;
   std::mutex mu_;
   std::map<std::string, live_metrics> last_;
   std::vector<std::string> order_;
@@ -134,7 +144,7 @@ void add_faults(config::run_config& cfg, const std::vector<std::string>& specs,
 int run(const std::vector<std::string>& argv) {
   args a(argv,
          {"report", "log-dir", "resume", "fault-soak", "listen", "wait-agents", "agent-wait",
-          "token", "http"},
+          "token", "http", "log-format"},
          {"quiet", "insecure"}, {"set", "inject"});
   if (a.positionals().size() != 1)
     throw input_error(
@@ -157,6 +167,7 @@ int run(const std::vector<std::string>& argv) {
   opts.agent_wait_seconds = a.get_double("agent-wait", 60.0);
   opts.join_token = a.get("token").value_or(process_env()("TROUPE_TOKEN").value_or(""));
   opts.insecure = a.has("insecure");
+  opts.log_format = a.get_or("log-format", "text");
   // process: separate groups: this very executable is their agent.
   std::error_code self_error;
   opts.agent_program = std::filesystem::read_symlink("/proc/self/exe", self_error).string();
@@ -201,7 +212,7 @@ int run(const std::vector<std::string>& argv) {
   }
 
   const bool quiet = a.has("quiet");
-  progress_view view(isatty(STDOUT_FILENO) == 1, quiet);
+  progress_view view(isatty(STDOUT_FILENO) == 1, quiet, opts.log_format == "json");
   rt.on_metrics([&view](const live_metrics& m) { view.on_step(m); });
   rt.on_log([&view](const std::string& job, const std::string& text) { view.on_log(job, text); });
   const run_report report = rt.run();
@@ -244,6 +255,9 @@ const command_registrar reg{
      "  --resume DIR      continue each job from its newest valid checkpoint in DIR/JOB/\n"
      "                    (a torn or corrupt one is skipped; none: the job starts fresh)\n"
      "  --quiet           no progress line or log lines; only the summary\n"
+     "  --log-format F    text (default) or json: each log line, in the job files and on\n"
+     "                    stdout, one JSON object (time, level, job, generation, step,\n"
+     "                    message); no progress line\n"
      "  --inject SPEC     inject a fault (kill:GROUP/INDEX@STEP, hang:GROUP/INDEX@STEP[+SECONDS],\n"
      "                    drop:..., slow:..., partition:GROUP@FIRST-LAST); repeatable\n"
      "  --fault-soak N    N random faults over each job's steps, drawn from the job seed\n"

@@ -22,7 +22,8 @@ namespace troupe::apps {
 namespace {
 
 int run(const std::vector<std::string>& argv) {
-  const args a(argv, {"cluster", "listen", "http", "state", "token", "stop-seconds"}, {"insecure"});
+  const args a(argv, {"cluster", "listen", "http", "state", "token", "stop-seconds", "log-format"},
+               {"insecure"});
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto env = process_env();
@@ -32,6 +33,7 @@ int run(const std::vector<std::string>& argv) {
   o.listen = a.get_or("listen", "127.0.0.1:7070");
   o.join_token = a.get("token").value_or(env("TROUPE_TOKEN").value_or(""));
   o.insecure = a.has("insecure");
+  o.log_format = a.get_or("log-format", "text");
   const double stop_seconds = a.get_double("stop-seconds", 25.0);
   if (!(stop_seconds > 0)) throw input_error("--stop-seconds must be positive");
   std::error_code self_error;
@@ -78,7 +80,7 @@ int run(const std::vector<std::string>& argv) {
 const command_registrar reg{
     {"serve", "run the control plane as a service: agents join, jobs are submitted over HTTP",
      "usage: troupe serve [--cluster FILE] [--state DIR] [--listen HOST:PORT] [--http HOST:PORT]\n"
-     "                    [--token T | --insecure] [--stop-seconds S]\n\n"
+     "                    [--token T | --insecure] [--stop-seconds S] [--log-format F]\n\n"
      "  --cluster FILE   a YAML file with the cluster: (groups) the service runs jobs on; kept in\n"
      "                   the state directory, so a restart needs it no more\n"
      "  --state DIR      the job database (SQLite), logs and checkpoints (TROUPE_STATE;\n"
@@ -87,8 +89,10 @@ const command_registrar reg{
      "  --http H:P       the HTTP API, /healthz and /readyz (default 127.0.0.1:7080); beyond\n"
      "                   loopback only with --insecure\n"
      "  --token T        agents must bring this join token (also TROUPE_TOKEN)\n"
-     "  --stop-seconds S on SIGTERM, how long running jobs get to reach a checkpoint (default "
-     "25)\n\n"
+     "  --stop-seconds S on SIGTERM, how long running jobs get to reach a checkpoint\n"
+     "                   (default 25)\n"
+     "  --log-format F   text (default) or json: each line of the jobs' log files one JSON\n"
+     "                   object (time, level, job, generation, step, message)\n\n"
      "Clients: troupe submit, status, logs, cancel, inject, agents (they find the service by\n"
      "--server URL or TROUPE_SERVER; default http://127.0.0.1:7080).\n\n"
      "exit: 0 stopped by SIGTERM or SIGINT, 2 bad flags, cluster or state",

@@ -174,6 +174,7 @@ job_service::job_service(service_options o) : st_(std::make_unique<state>()) {
   ro.agent_program = st.opts.agent_program;
   ro.step_deadline_seconds = st.opts.step_deadline_seconds;
   ro.service = true;
+  ro.log_format = st.opts.log_format;
   st.rt = std::make_unique<runtime>(std::move(cfg), ro);
   state* s = &st;
   st.rt->on_job_end([s](const job_report& r) { s->on_end(r); });

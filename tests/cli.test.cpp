@@ -125,5 +125,32 @@ TEST_CASE("troupe run: a good config exits 0 and writes the documented report") 
   CHECK(rss > (std::uint64_t{1} << 20));
   CHECK(rss < (std::uint64_t{64} << 30));
   CHECK(fs::exists(report.parent_path() / "logs" / "tiny.log"));
+  // The course of the job, step by step and event by event (docs/REPORT.md).
+  CHECK(job["series"]["points"].size() == 5);
+  CHECK(job["series"]["points"][4]["step"] == 5);
+  CHECK(job["series"]["workers"].size() == 2);
+  CHECK(job["events"].is_array());
+  fs::remove_all(scratch());
+}
+
+TEST_CASE("troupe run --log-format json: every line of the job's log is one JSON object") {
+  const auto logs = scratch() / "json-logs";
+  const auto o = run_troupe(write("json.yaml", good).string() + " --quiet --log-format json " +
+                            "--log-dir " + logs.string());
+  CAPTURE(o.err);
+  REQUIRE(o.code == 0);
+  std::ifstream in(logs / "tiny.log");
+  int lines = 0, steps = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    REQUIRE_MESSAGE(j.is_object(), line);
+    for (const char* key : {"time", "level", "job", "generation", "step", "message"})
+      CHECK_MESSAGE(j.contains(key), key);
+    CHECK(j["job"] == "tiny");
+    steps += j["message"].get<std::string>().rfind("step ", 0) == 0 ? 1 : 0;
+  }
+  CHECK(lines > 5);
+  CHECK(steps == 5);
+  CHECK(run_troupe(write("json2.yaml", good).string() + " --log-format xml").code == 2);
   fs::remove_all(scratch());
 }

@@ -1,0 +1,13 @@
+#pragma once
+// One log line as one JSON object, for log shippers (`--log-format json`): {time (UTC, ISO 8601
+// with milliseconds), level, job, generation, step, message}. Invalid UTF-8 in the message is
+// replaced, never thrown on: a log line must not stop a job.
+#include <cstdint>
+#include <string>
+
+namespace troupe {
+
+std::string json_line(const std::string& job, std::uint32_t generation, std::int64_t step,
+                      const std::string& message, const std::string& level = "info");
+
+}  // namespace troupe
