@@ -81,10 +81,6 @@ job_report make_report(stateful<job_state>* self, job_status status) {
   st.ckpt.cycle.fill_report(r);
   st.timeline.finish();
   r.series = st.timeline.series();
-  // The sync period of each point from the period's history (sync: local changes it).
-  for (auto& p : r.series.points)
-    for (const auto& c : r.sync.period_history)
-      if (c.step <= p.step) p.sync_period = c.period;
   r.events = st.timeline.events();
   if (st.timeline.dropped() > 0)
     r.events.push_back({seconds_since(st.clock.job_t0),

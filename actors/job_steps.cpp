@@ -119,7 +119,7 @@ void record_course(job_self self, const msg::step_metrics& sm) {
     }
     tl.set_names(std::move(groups), std::move(workers));
   }
-  tl.step(to_live(sm), st.share->load());
+  tl.step(to_live(sm));
   const auto& f = st.mem.report();
   char ms[32];
   for (; st.seen_detections < f.detect_ms.size(); ++st.seen_detections) {
@@ -136,7 +136,7 @@ void record_course(job_self self, const msg::step_metrics& sm) {
 }
 
 // The step boundary: stop, let restarted workers join, or start the prefetched step.
-void send_step_metrics(job_self self, double step_s) {
+void send_step_metrics(job_self self, double step_s, double reduce_s) {
   auto& st = self->state;
   auto sm = tagged<msg::step_metrics>(self);
   sm.name = st.launch.cfg.name;
@@ -162,6 +162,11 @@ void send_step_metrics(job_self self, double step_s) {
   sm.worker_samples = st.stats.step_samples();
   sm.imbalance_index = st.stats.step_imbalance();
   sm.noise_scale = st.stats.noise_scale().value_or(0.0);
+  sm.reduce_seconds = reduce_s;
+  sm.sync_period = st.sync->sync_period();
+  sm.share = st.share->load();
+  sm.rebalances = st.stats.rebalances;
+  for (const auto& w : st.workers) sm.wire_bytes += w.wire_bytes;
   record_course(self, sm);
   if (st.launch.metrics_hub) self->send(st.launch.metrics_hub, std::move(sm));
 }
@@ -193,7 +198,7 @@ void complete_step(job_self self) {
   }
   leave_out_step(self, step_s);
   ++st.step;
-  send_step_metrics(self, step_s);
+  send_step_metrics(self, step_s, reduce_s);
   checkpoint_boundary(self);
   next_step(self);
 }

@@ -127,6 +127,8 @@ class job_sync {
   // owns (null: the worker makes its own).
   virtual std::shared_ptr<local_replica> local_state_for(std::size_t) { return nullptr; }
   virtual bool checkpoints() const { return false; }
+  // Steps per parameter average now (sync: local); 1 for the modes that synchronise every step.
+  virtual int sync_period() const { return 1; }
   // May a due checkpoint be taken at this step boundary? (local: only right after an average,
   // when every replica holds the same parameters; a due capture waits for the next one.)
   virtual bool at_capture_point() const { return true; }

@@ -338,6 +338,7 @@ class local_sgd_sync final : public allreduce_sync {
   // the checkpoint holds one state; a resumed run starts every replica from it, which is exact
   // for an optimizer without state, plain SGD). A due checkpoint waits for the next average.
   bool checkpoints() const override { return true; }
+  int sync_period() const override { return schedule_.period(); }
   bool at_capture_point() const override { return averaged_; }
 
   void fill_report(job_report& r, std::int64_t steps) const override {

@@ -24,7 +24,7 @@ void job_timeline::step(const series_point& p) {
   pts = std::move(kept);
 }
 
-void job_timeline::step(const live_metrics& m, double share) {
+void job_timeline::step(const live_metrics& m) {
   if (series_.groups.empty())
     for (const auto& [group, n] : m.split) series_.groups.push_back(group);
   if (series_.workers.empty())
@@ -45,7 +45,8 @@ void job_timeline::step(const live_metrics& m, double share) {
   p.samples_per_second = m.step_seconds > 0 ? static_cast<double>(samples) / m.step_seconds : 0;
   for (const auto c : m.worker_compute_seconds)
     p.busy.push_back(m.step_seconds > 0 ? std::min(1.0, c / m.step_seconds) : 0.0);
-  p.share = share;
+  p.share = m.share;
+  p.sync_period = m.sync_period;
   step(p);
 }
 

@@ -27,7 +27,7 @@ class job_timeline {
   // A step as live metrics report it (the job's own record, and what a service sees). Groups
   // and workers not named yet are named from it (workers "rank R": live metrics carry no
   // worker names).
-  void step(const live_metrics& m, double share = 1.0);
+  void step(const live_metrics& m);
   // Adds the last step given to step(), if thinning skipped it.
   void finish();
   // Past max_events, the newest events are dropped and counted in one last event.

@@ -25,6 +25,11 @@ struct live_metrics {
   double noise_scale = 0.0;      // smoothed gradient noise scale B_noise; 0 until estimable
   std::vector<std::int64_t> worker_samples;    // by rank: samples computed this step
   std::vector<double> worker_compute_seconds;  // by rank: device compute time this step
+  double reduce_seconds = 0.0;                 // this step's reduction and apply
+  int sync_period = 1;                         // steps per average now (sync: local; else 1)
+  double share = 1.0;                          // the job's share on shared devices
+  std::int64_t rebalances = 0;                 // split changes so far
+  std::int64_t wire_bytes = 0;                 // bytes its workers moved between processes so far
 };
 
 // One job as the task manager sees it now (runtime::jobs()).

@@ -225,6 +225,11 @@ struct step_metrics {
   std::vector<std::int64_t> worker_samples;    // by rank, this step's slices
   double imbalance_index = 0.0;                // CV of this step's per-worker compute seconds
   double noise_scale = 0.0;                    // smoothed gradient noise scale; 0 = not known yet
+  double reduce_seconds = 0.0;                 // this step's reduction and apply
+  int sync_period = 1;                         // steps per average now (sync: local)
+  double share = 1.0;                          // the job's share on shared devices
+  std::int64_t rebalances = 0;                 // split changes so far
+  std::int64_t wire_bytes = 0;                 // bytes its workers moved between processes so far
 };
 
 // job -> data_distributor: split weights by rank (the start split, and rebalancer decisions).
@@ -477,7 +482,8 @@ TROUPE_INSPECT(probe_done, x.job, x.generation, x.rank, x.seconds_per_sample)
 TROUPE_INSPECT(step_metrics, x.job, x.generation, x.name, x.step, x.steps_total, x.data_epoch,
                x.epochs, x.loss, x.samples, x.step_seconds, x.samples_per_second, x.elapsed_seconds,
                x.groups, x.group_samples, x.worker_compute_seconds, x.worker_samples,
-               x.imbalance_index, x.noise_scale)
+               x.imbalance_index, x.noise_scale, x.reduce_seconds, x.sync_period, x.share,
+               x.rebalances, x.wire_bytes)
 TROUPE_INSPECT(split_update, x.job, x.generation, x.weights)
 TROUPE_INSPECT(split_decision, x.job, x.generation, x.step, x.slices, x.reason)
 TROUPE_INSPECT(spawn_worker, x.job, x.generation, x.rank, x.device_index, x.name)

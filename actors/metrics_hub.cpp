@@ -67,7 +67,12 @@ live_metrics to_live(const msg::step_metrics& m) {
           m.imbalance_index,
           m.noise_scale,
           m.worker_samples,
-          m.worker_compute_seconds};
+          m.worker_compute_seconds,
+          m.reduce_seconds,
+          m.sync_period,
+          m.share,
+          m.rebalances,
+          m.wire_bytes};
 }
 
 caf::behavior metrics_hub(stateful<hub_state>* self,

@@ -85,18 +85,31 @@ void prometheus_text::sample(const std::string& name, const metric_labels& label
 void prometheus_text::histogram(const std::string& name, const metric_labels& labels,
                                 const std::vector<double>& bounds,
                                 const std::vector<double>& observations) {
+  std::vector<std::uint64_t> counts(bounds.size() + 1, 0);
   double sum = 0;
-  for (const double o : observations) sum += o;
+  for (const double o : observations) {
+    sum += o;
+    std::size_t b = 0;
+    while (b < bounds.size() && o > bounds[b]) ++b;
+    ++counts[b];
+  }
+  histogram_counts(name, labels, bounds, counts, sum);
+}
+
+void prometheus_text::histogram_counts(const std::string& name, const metric_labels& labels,
+                                       const std::vector<double>& bounds,
+                                       const std::vector<std::uint64_t>& counts, double sum) {
+  if (counts.size() != bounds.size() + 1)
+    throw std::logic_error(name + ": one count per bucket, and one past the last bound");
+  std::uint64_t below = 0;
   for (std::size_t b = 0; b <= bounds.size(); ++b) {
-    const double le = b < bounds.size() ? bounds[b] : INFINITY;
-    std::size_t n = 0;
-    for (const double o : observations) n += o <= le ? 1 : 0;
+    below += counts[b];
     auto with_le = labels;
-    with_le.emplace_back("le", number(le));
-    sample(name + "_bucket", with_le, static_cast<double>(n));
+    with_le.emplace_back("le", number(b < bounds.size() ? bounds[b] : INFINITY));
+    sample(name + "_bucket", with_le, static_cast<double>(below));
   }
   sample(name + "_sum", labels, sum);
-  sample(name + "_count", labels, static_cast<double>(observations.size()));
+  sample(name + "_count", labels, static_cast<double>(below));
 }
 
 }  // namespace troupe

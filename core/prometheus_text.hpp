@@ -9,6 +9,7 @@
 //   out.family("troupe_samples_total", "counter", "Samples trained.");
 //   out.sample("troupe_samples_total", {{"job", "mlp-1"}}, 12800);
 //   out.histogram("troupe_recovery_seconds", {{"job", "mlp-1"}}, {0.01, 0.1, 1}, {0.004, 0.2});
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,11 @@ class prometheus_text {
   // `bounds` ascending.
   void histogram(const std::string& name, const metric_labels& labels,
                  const std::vector<double>& bounds, const std::vector<double>& observations);
+  // The same from counts kept as they came: `counts[b]` observations fell in bucket b (at most
+  // bounds[b]; the last, past every bound), their `sum`.
+  void histogram_counts(const std::string& name, const metric_labels& labels,
+                        const std::vector<double>& bounds, const std::vector<std::uint64_t>& counts,
+                        double sum);
   const std::string& text() const { return text_; }
 
  private:

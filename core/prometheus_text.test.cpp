@@ -36,11 +36,19 @@ TEST_CASE("a histogram's buckets are cumulative and end with +Inf, then _sum and
         "troupe_recovery_seconds_count{job=\"j\"} 4\n");
 }
 
+TEST_CASE("a histogram from kept counts reads as one from its observations") {
+  prometheus_text a, b;
+  a.histogram("troupe_h", {}, {0.01, 0.1}, {0.005, 0.05, 0.05, 7});
+  b.histogram_counts("troupe_h", {}, {0.01, 0.1}, {1, 2, 1}, 7.105);
+  CHECK(a.text() == b.text());
+}
+
 TEST_CASE("bad names and types are bugs, refused") {
   prometheus_text out;
   CHECK_THROWS_AS(out.family("1troupe", "gauge", "x"), std::logic_error);
   CHECK_THROWS_AS(out.family("troupe_x", "summary", "x"), std::logic_error);
   CHECK_THROWS_AS(out.sample("troupe-x", {}, 1), std::logic_error);
   CHECK_THROWS_AS(out.sample("troupe_x", {{"bad:label", "v"}}, 1), std::logic_error);
+  CHECK_THROWS_AS(out.histogram_counts("troupe_h", {}, {1, 2}, {1, 2}, 0), std::logic_error);
   CHECK(out.text().empty());
 }

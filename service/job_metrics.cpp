@@ -27,6 +27,21 @@ void job_metrics::on_step(const live_metrics& m) {
   for (std::size_t r = 0; r < m.worker_samples.size(); ++r)
     if (step_samples > 0) j.share[r] = static_cast<double>(m.worker_samples[r]) / step_samples;
   j.split = m.split;
+  j.sync_period = m.sync_period;
+  j.device_share = m.share;
+  j.rebalances = m.rebalances;
+  j.wire_bytes = m.wire_bytes;
+  j.reduce_counts.resize(bounds().size() + 1, 0);
+  std::size_t b = 0;
+  while (b < bounds().size() && m.reduce_seconds > bounds()[b]) ++b;
+  ++j.reduce_counts[b];
+  j.reduce_sum += m.reduce_seconds;
+}
+
+const std::vector<double>& job_metrics::bounds() {
+  static const std::vector<double> b = {0.001, 0.005, 0.01, 0.05, 0.1, 0.25,
+                                        0.5,   1,     2.5,  5,    10,  30};
+  return b;
 }
 
 void job_metrics::on_end(const job_report& r) {
@@ -128,18 +143,40 @@ std::string job_metrics::text(const std::map<std::string, int>& jobs_by_state,
          if (j.ended)
            out.sample("troupe_migrations_total", {{"job", id}}, static_cast<double>(j.migrations));
        });
+  each("troupe_sync_period", "gauge", "Steps per parameter average (sync: local; else 1).",
+       [&](const std::string& id, const job& j) {
+         if (!j.ended) out.sample("troupe_sync_period", {{"job", id}}, j.sync_period);
+       });
+  each("troupe_share", "gauge", "The job's share of its shared devices (1 when it shares none).",
+       [&](const std::string& id, const job& j) {
+         if (!j.ended) out.sample("troupe_share", {{"job", id}}, j.device_share);
+       });
+  each("troupe_rebalances_total", "counter", "Split changes the rebalancer made.",
+       [&](const std::string& id, const job& j) {
+         out.sample("troupe_rebalances_total", {{"job", id}}, static_cast<double>(j.rebalances));
+       });
+  each("troupe_wire_bytes_total", "counter",
+       "Bytes the job's workers moved between processes (0 in one process).",
+       [&](const std::string& id, const job& j) {
+         out.sample("troupe_wire_bytes_total", {{"job", id}}, static_cast<double>(j.wire_bytes));
+       });
+  each("troupe_reduce_seconds", "histogram", "Each step's reduction and apply.",
+       [&](const std::string& id, const job& j) {
+         if (!j.reduce_counts.empty())
+           out.histogram_counts("troupe_reduce_seconds", {{"job", id}}, bounds(), j.reduce_counts,
+                                j.reduce_sum);
+       });
   // From an injected fault firing to the job seeing the failure; from a failure to the next
-  // completed step. Buckets from 1 ms to 30 s.
-  const std::vector<double> bounds = {0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+  // completed step.
   each("troupe_detect_seconds", "histogram", "Time to detect an injected fault.",
        [&](const std::string& id, const job& j) {
          if (j.ended)
-           out.histogram("troupe_detect_seconds", {{"job", id}}, bounds, j.detect_seconds);
+           out.histogram("troupe_detect_seconds", {{"job", id}}, bounds(), j.detect_seconds);
        });
   each("troupe_recovery_seconds", "histogram", "Time from a failure to the next completed step.",
        [&](const std::string& id, const job& j) {
          if (j.ended)
-           out.histogram("troupe_recovery_seconds", {{"job", id}}, bounds, j.recovery_seconds);
+           out.histogram("troupe_recovery_seconds", {{"job", id}}, bounds(), j.recovery_seconds);
        });
   return out.text();
 }

@@ -40,6 +40,11 @@ class job_metrics {
     std::vector<double> busy;             // by rank, the last step: compute / step time
     std::vector<double> share;            // by rank, the last step: its part of the batch
     std::vector<std::pair<std::string, std::int64_t>> split;  // the last step, by group
+    int sync_period = 1;
+    double device_share = 1.0;  // on shared devices
+    std::int64_t rebalances = 0, wire_bytes = 0;
+    std::vector<std::uint64_t> reduce_counts;  // per bucket of reduce_bounds()
+    double reduce_sum = 0;
     bool ended = false;
     bool completed = false;  // only a completed job was evaluated
     double test_accuracy = 0;
@@ -47,6 +52,8 @@ class job_metrics {
     std::int64_t restarts = 0, migrations = 0;
     std::vector<double> detect_seconds, recovery_seconds;
   };
+  // Buckets of the step's reduction time and of detection and recovery: 1 ms to 30 s.
+  static const std::vector<double>& bounds();
   mutable std::mutex mu_;
   std::size_t keep_ended_;
   std::map<std::string, job> jobs_;

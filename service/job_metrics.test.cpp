@@ -16,6 +16,11 @@ troupe::live_metrics step(const std::string& job, std::int64_t n) {
   m.worker_samples = {48, 16};
   m.worker_compute_seconds = {0.008, 0.004};
   m.split = {{"cpu", 48}, {"sim", 16}};
+  m.reduce_seconds = 0.003;
+  m.sync_period = 4;
+  m.share = 0.25;
+  m.rebalances = n / 2;
+  m.wire_bytes = 1000 * n;
   return m;
 }
 
@@ -39,6 +44,15 @@ TEST_CASE("a running job's counters sum its steps; the last step gives the gauge
   CHECK(has(t, "troupe_worker_batch_share{job=\"a-1\",worker=\"0\"} 0.75"));
   CHECK(has(t, "troupe_split_samples{job=\"a-1\",group=\"sim\"} 16"));
   CHECK(t.find("troupe_test_accuracy{") == std::string::npos);
+  CHECK(has(t, "troupe_sync_period{job=\"a-1\"} 4"));
+  CHECK(has(t, "troupe_share{job=\"a-1\"} 0.25"));
+  CHECK(has(t, "troupe_rebalances_total{job=\"a-1\"} 1"));
+  CHECK(has(t, "troupe_wire_bytes_total{job=\"a-1\"} 2000"));
+  // Two reductions of 3 ms: both in the 5 ms bucket and above, none at 1 ms.
+  CHECK(has(t, "troupe_reduce_seconds_bucket{job=\"a-1\",le=\"0.001\"} 0"));
+  CHECK(has(t, "troupe_reduce_seconds_bucket{job=\"a-1\",le=\"0.005\"} 2"));
+  CHECK(has(t, "troupe_reduce_seconds_count{job=\"a-1\"} 2"));
+  CHECK(has(t, "troupe_reduce_seconds_sum{job=\"a-1\"} 0.006"));
 }
 
 TEST_CASE("an ended job keeps its counters and gains its report's figures") {
