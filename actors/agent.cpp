@@ -72,6 +72,10 @@ session_end join_once(caf::actor_system& sys, const agent_options& o, const std:
     return session_end::refused;
   }
   log("joined " + where + " as member " + std::to_string(answer.member) + ": " + describe(h));
+  if (o.status) {
+    o.status->joined = true;
+    ++o.status->joins;
+  }
 
   self->monitor(registry);
   std::optional<session_end> end;
@@ -134,7 +138,7 @@ int run_agent(const agent_options& o, const std::function<void(const std::string
       data_host = "127.0.0.1";
     }
   }
-  worker_hosts hosts{sys, data_host, log};
+  worker_hosts hosts{sys, data_host, log, o.status};
 
   stopwatch since_joined;
   double backoff = o.backoff_seconds;
@@ -143,6 +147,8 @@ int run_agent(const agent_options& o, const std::function<void(const std::string
     std::string why;
     const auto end = join_once(sys, o, where, hosts, log, why);
     if (end != session_end::unreachable) hosts.end_all("the session with " + where + " ended");
+    if (o.status) o.status->joined = false;
+    if (o.status && end == session_end::lost) ++o.status->losses;
     switch (end) {
       case session_end::bye:
         log("the run at " + where + " is over; exiting");

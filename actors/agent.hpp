@@ -18,6 +18,17 @@
 
 namespace troupe::actors {
 
+// What an agent has done so far, for its `/metrics` (troupe agent --metrics): written by the
+// agent and its serving threads, read by whoever asks.
+struct agent_status {
+  std::atomic<bool> joined{false};
+  std::atomic<std::int64_t> joins{0};           // accepted joins (a rejoin counts again)
+  std::atomic<std::int64_t> losses{0};          // control processes lost
+  std::atomic<std::int64_t> workers_hosted{0};  // workers it built a device and model for
+  std::atomic<int> serving{0};                  // of them, serving now
+  std::atomic<std::int64_t> calls{0};           // compute calls served
+};
+
 struct agent_options {
   std::string host = "127.0.0.1";  // the control process
   std::uint16_t port = 0;
@@ -40,6 +51,8 @@ struct agent_options {
   // Set (from a signal's watcher) to leave: the agent stops serving, leaves the run and returns
   // 0 within about 100 ms. Null: it only ends with the run.
   std::shared_ptr<const std::atomic<bool>> stop;
+  // Kept up to date while it runs, when given.
+  std::shared_ptr<agent_status> status;
 };
 
 // Runs the agent until the control process ends the run (returns 0), `stop` is set (returns 0;

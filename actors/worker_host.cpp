@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "actors/agent.hpp"
 #include "actors/hosted_replica.hpp"
 #include "actors/job_stats.hpp"
 #include "actors/remote_wire.hpp"
@@ -251,8 +252,12 @@ void serve_call(hosted& h, collectives::peer_link& link, std::uint32_t n,
 }  // namespace
 
 worker_hosts::worker_hosts(caf::actor_system& sys, std::string data_host,
-                           std::function<void(const std::string&)> log)
-    : sys_(sys), data_host_(std::move(data_host)), log_(std::move(log)) {}
+                           std::function<void(const std::string&)> log,
+                           std::shared_ptr<agent_status> status)
+    : sys_(sys),
+      data_host_(std::move(data_host)),
+      log_(std::move(log)),
+      status_(std::move(status)) {}
 
 worker_hosts::~worker_hosts() {
   end_all("the agent is exiting");
@@ -313,9 +318,13 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
     it = threads_.erase(it);
   }
   ++*serving_;
+  if (status_) {
+    ++status_->workers_hosted;
+    ++status_->serving;
+  }
   replicas_.push_back(std::shared_ptr<hosted_replica>(h, &h->replica));
   serving_thread t;
-  t.thread = std::thread([this, w, h, stop, serving = serving_, done = t.done] {
+  t.thread = std::thread([this, w, h, stop, serving = serving_, done = t.done, status = status_] {
     const std::string who = w.device_name;
     try {
       collectives::actor_store store{sys_, w.store};
@@ -337,6 +346,7 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
         collectives::op_context parts = idle;
         parts.deadline = steady::now() + parts_within;
         serve_call(*h, link, n, head, parts);
+        if (status) ++status->calls;
       }
     } catch (const collectives::collective_error& e) {
       if (e.kind() == collectives::failure_kind::peer_closed)
@@ -347,6 +357,7 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
       log_("stopped serving " + who + ": " + e.what());
     }
     --*serving;
+    if (status) --status->serving;
     done->store(true);
   });
   threads_.push_back(std::move(t));

@@ -19,12 +19,15 @@
 namespace troupe::actors {
 
 class hosted_replica;  // actors/hosted_replica.hpp
+struct agent_status;   // actors/agent.hpp
 
 class worker_hosts {
  public:
   // `data_host`: the interface tcp links bind on. `log` may be called from the serving threads.
+  // `status`: the agent's counters (workers hosted, serving now, calls), when given.
   worker_hosts(caf::actor_system& sys, std::string data_host,
-               std::function<void(const std::string&)> log);
+               std::function<void(const std::string&)> log,
+               std::shared_ptr<agent_status> status = nullptr);
   // Ends every link (as end_all) and joins the threads.
   ~worker_hosts();
   worker_hosts(const worker_hosts&) = delete;
@@ -44,6 +47,7 @@ class worker_hosts {
   caf::actor_system& sys_;
   std::string data_host_;
   std::function<void(const std::string&)> log_;
+  std::shared_ptr<agent_status> status_;
   std::shared_ptr<collectives::abort_signal> stop_ = std::make_shared<collectives::abort_signal>();
   mutable std::mutex mu_;
   // Serving threads with their "finished" flags: a finished one is joined at the next host(),

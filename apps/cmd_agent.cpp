@@ -15,6 +15,7 @@
 #include "apps/command.hpp"
 #include "apps/stop_signals.hpp"
 #include "core/launcher_env.hpp"
+#include "service/agent_metrics.hpp"
 
 namespace troupe::apps {
 namespace {
@@ -40,7 +41,7 @@ int positive(const std::string& text, const std::string& what) {
 
 int run(const std::vector<std::string>& argv) {
   const args a(argv, {"join", "group", "device", "count", "threads", "name", "join-timeout",
-                      "token", "data-host", "parent"});
+                      "token", "data-host", "parent", "metrics"});
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto env = process_env();
@@ -72,6 +73,14 @@ int run(const std::vector<std::string>& argv) {
   auto stop = std::make_shared<std::atomic<bool>>(false);
   o.stop = stop;
   stop_signals signals([stop](int) { stop->store(true); });
+  // --metrics: its own /metrics for Prometheus (an agent has no other HTTP port).
+  o.status = std::make_shared<actors::agent_status>();
+  std::unique_ptr<service::agent_metrics_server> metrics;
+  if (const auto at = a.get("metrics")) {
+    metrics = std::make_unique<service::agent_metrics_server>(*at, o, o.status);
+    std::fprintf(stderr, "troupe agent %s: /metrics on port %u\n", o.name.c_str(),
+                 static_cast<unsigned>(metrics->port()));
+  }
   return actors::run_agent(o, [&](const std::string& line) {
     std::fprintf(stderr, "troupe agent %s: %s\n", o.name.c_str(), line.c_str());
     std::fflush(stderr);
@@ -97,6 +106,7 @@ const command_registrar reg{
      "                     process is rejoined within the same limit\n"
      "  --data-host ADDR   the address tcp data links bind on (TROUPE_DATA_HOST; default: the\n"
      "                     interface that routes to the control process)\n"
+     "  --metrics H:P      serve /metrics (Prometheus) and /healthz there; port 0: a free one\n"
      "  --parent PID       exit when process PID exits (troupe run sets it for the agents of\n"
      "                     process: separate groups)\n\n"
      "The agent stays joined until the run ends. When the run's config has a group of this\n"

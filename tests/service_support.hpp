@@ -98,12 +98,14 @@ class service {
   const std::string& state_dir() const { return state_; }
 
   // An agent of `group`, joined (the service logs it).
-  std::unique_ptr<troupe_process> agent(const std::string& group) {
+  std::unique_ptr<troupe_process> agent(const std::string& group,
+                                        const std::vector<std::string>& extra = {}) {
     const auto joins = count_joins(group);
-    auto p = std::make_unique<troupe_process>(
-        service_scratch(), name_ + "-agent-" + group,
-        std::vector<std::string>{"agent", "--join", listen_, "--group", group, "--name", group,
-                                 "--device", "sim", "--join-timeout", "120"});
+    std::vector<std::string> args = {"agent", "--join",         listen_, "--group",
+                                     group,   "--name",         group,   "--device",
+                                     "sim",   "--join-timeout", "120"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto p = std::make_unique<troupe_process>(service_scratch(), name_ + "-agent-" + group, args);
     REQUIRE(serve_->wait_for_text("joined: agent " + group + " ", 60, joins + 1));
     return p;
   }
@@ -165,6 +167,20 @@ class service {
   int starts_ = 0;
   std::unique_ptr<troupe_process> serve_;
 };
+
+// `promtool check metrics` on an exposition: "ok", or what promtool said (exit code and text).
+inline std::string promtool_verdict(const std::string& exposition) {
+  static int n = 0;
+  const auto in = service_scratch() / ("metrics-" + std::to_string(++n) + ".txt");
+  const auto said = service_scratch() / ("promtool-" + std::to_string(n) + ".out");
+  std::ofstream(in) << exposition;
+  const int rc = std::system(("timeout 60 sh -c 'promtool check metrics < " + in.string() + "' > " +
+                              said.string() + " 2>&1")
+                                 .c_str());
+  std::stringstream text;
+  text << std::ifstream(said).rdbuf();
+  return rc == 0 && text.str().empty() ? "ok" : "exit " + std::to_string(rc) + ": " + text.str();
+}
 
 inline int starts_of(const json& job) {
   int n = 0;

@@ -1,0 +1,69 @@
+#include "service/agent_metrics.hpp"
+
+#include <httplib.h>
+
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/launcher_env.hpp"
+#include "core/prometheus_text.hpp"
+
+namespace troupe::service {
+
+std::string agent_metrics_text(const actors::agent_options& o, const actors::agent_status& s) {
+  prometheus_text out;
+  const metric_labels agent = {{"agent", o.name}};
+  out.family("troupe_agent_info", "gauge", "What the agent offers (always 1).");
+  out.sample("troupe_agent_info",
+             {{"agent", o.name},
+              {"group", o.group},
+              {"device", name_of(o.device)},
+              {"count", std::to_string(o.count)}},
+             1);
+  out.family("troupe_agent_joined", "gauge", "1 while joined to a control process.");
+  out.sample("troupe_agent_joined", agent, s.joined ? 1 : 0);
+  out.family("troupe_agent_joins_total", "counter", "Accepted joins (a rejoin counts again).");
+  out.sample("troupe_agent_joins_total", agent, static_cast<double>(s.joins));
+  out.family("troupe_agent_control_losses_total", "counter", "Control processes lost.");
+  out.sample("troupe_agent_control_losses_total", agent, static_cast<double>(s.losses));
+  out.family("troupe_agent_workers_hosted_total", "counter",
+             "Workers the agent built a device and model for.");
+  out.sample("troupe_agent_workers_hosted_total", agent, static_cast<double>(s.workers_hosted));
+  out.family("troupe_agent_workers_serving", "gauge", "Workers it serves now.");
+  out.sample("troupe_agent_workers_serving", agent, s.serving);
+  out.family("troupe_agent_calls_total", "counter", "Compute calls served.");
+  out.sample("troupe_agent_calls_total", agent, static_cast<double>(s.calls));
+  return out.text();
+}
+
+struct agent_metrics_server::runner {
+  std::thread thread;
+};
+
+agent_metrics_server::agent_metrics_server(const std::string& address,
+                                           actors::agent_options options,
+                                           std::shared_ptr<const actors::agent_status> status)
+    : server_(std::make_unique<httplib::Server>()), thread_(std::make_unique<runner>()) {
+  server_->set_read_timeout(10, 0);
+  server_->Get("/metrics", [options, status](const httplib::Request&, httplib::Response& res) {
+    res.set_content(agent_metrics_text(options, *status),
+                    "text/plain; version=0.0.4; charset=utf-8");
+  });
+  server_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"status":"alive"})", "application/json");
+  });
+  const auto where = parse_join(address, "--metrics", true);
+  const int port = where.port == 0
+                       ? server_->bind_to_any_port(where.host)
+                       : (server_->bind_to_port(where.host, where.port) ? where.port : -1);
+  if (port <= 0) throw input_error("--metrics " + address + ": cannot listen there");
+  port_ = static_cast<std::uint16_t>(port);
+  thread_->thread = std::thread([this] { server_->listen_after_bind(); });
+}
+
+agent_metrics_server::~agent_metrics_server() {
+  server_->stop();
+  if (thread_->thread.joinable()) thread_->thread.join();
+}
+
+}  // namespace troupe::service

@@ -1,0 +1,37 @@
+#pragma once
+// An agent's `/metrics` (troupe agent --metrics HOST:PORT): what it offers and what it has done,
+// in Prometheus' text format, on a small HTTP server of its own (an agent has no API).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "actors/agent.hpp"
+
+namespace httplib {
+class Server;
+}
+
+namespace troupe::service {
+
+// The exposition of `status` for the agent `o` describes.
+std::string agent_metrics_text(const actors::agent_options& o, const actors::agent_status& status);
+
+class agent_metrics_server {
+ public:
+  // Binds at once (input_error naming the address when it cannot) and serves /metrics and
+  // /healthz until destroyed.
+  agent_metrics_server(const std::string& address, actors::agent_options options,
+                       std::shared_ptr<const actors::agent_status> status);
+  ~agent_metrics_server();
+  agent_metrics_server(const agent_metrics_server&) = delete;
+  agent_metrics_server& operator=(const agent_metrics_server&) = delete;
+  std::uint16_t port() const { return port_; }
+
+ private:
+  std::unique_ptr<httplib::Server> server_;
+  std::uint16_t port_ = 0;
+  struct runner;
+  std::unique_ptr<runner> thread_;
+};
+
+}  // namespace troupe::service
