@@ -200,11 +200,8 @@ int run(const std::vector<std::string>& argv) {
   if (a.has("http")) {
     service::http_options h;
     h.address = a.get_or("http", "");
+    service::check_loopback_or_insecure(h.address, "--http", opts.insecure);
     const auto host = parse_join(h.address, "--http", true).host;
-    if (!is_loopback(host) && !opts.insecure)
-      throw input_error("--http " + h.address +
-                        ": the API has no authentication yet; bind it to loopback, or pass "
-                        "--insecure to serve it to any host that reaches it");
     backend = std::make_unique<service::run_view>(rt, opts.log_dir);
     http = std::make_unique<service::http_api>(*backend, h);
     std::fprintf(stderr, "troupe run: dashboard on http://%s:%u/\n", host.c_str(),

@@ -44,11 +44,8 @@ int run(const std::vector<std::string>& argv) {
   };
   service::http_options h;
   h.address = a.get_or("http", "127.0.0.1:7080");
+  service::check_loopback_or_insecure(h.address, "--http", o.insecure);
   const auto http_host = parse_join(h.address, "--http", true).host;
-  if (!is_loopback(http_host) && !o.insecure)
-    throw input_error("--http " + h.address +
-                      ": the API has no authentication yet; bind it to loopback, or pass "
-                      "--insecure to serve it to any host that reaches it");
 
   std::mutex mu;
   std::condition_variable cv;

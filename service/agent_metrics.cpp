@@ -2,10 +2,6 @@
 
 #include <httplib.h>
 
-#include <thread>
-
-#include "core/error.hpp"
-#include "core/launcher_env.hpp"
 #include "core/prometheus_text.hpp"
 
 namespace troupe::service {
@@ -36,34 +32,18 @@ std::string agent_metrics_text(const actors::agent_options& o, const actors::age
   return out.text();
 }
 
-struct agent_metrics_server::runner {
-  std::thread thread;
-};
-
 agent_metrics_server::agent_metrics_server(const std::string& address,
                                            actors::agent_options options,
-                                           std::shared_ptr<const actors::agent_status> status)
-    : server_(std::make_unique<httplib::Server>()), thread_(std::make_unique<runner>()) {
-  server_->set_read_timeout(10, 0);
-  server_->Get("/metrics", [options, status](const httplib::Request&, httplib::Response& res) {
+                                           std::shared_ptr<const actors::agent_status> status) {
+  auto& srv = http_.server();
+  srv.Get("/metrics", [options, status](const httplib::Request&, httplib::Response& res) {
     res.set_content(agent_metrics_text(options, *status),
                     "text/plain; version=0.0.4; charset=utf-8");
   });
-  server_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+  srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(R"({"status":"alive"})", "application/json");
   });
-  const auto where = parse_join(address, "--metrics", true);
-  const int port = where.port == 0
-                       ? server_->bind_to_any_port(where.host)
-                       : (server_->bind_to_port(where.host, where.port) ? where.port : -1);
-  if (port <= 0) throw input_error("--metrics " + address + ": cannot listen there");
-  port_ = static_cast<std::uint16_t>(port);
-  thread_->thread = std::thread([this] { server_->listen_after_bind(); });
-}
-
-agent_metrics_server::~agent_metrics_server() {
-  server_->stop();
-  if (thread_->thread.joinable()) thread_->thread.join();
+  http_.start(address, "--metrics");
 }
 
 }  // namespace troupe::service

@@ -6,10 +6,7 @@
 #include <string>
 
 #include "actors/agent.hpp"
-
-namespace httplib {
-class Server;
-}
+#include "service/http_server.hpp"
 
 namespace troupe::service {
 
@@ -22,16 +19,10 @@ class agent_metrics_server {
   // /healthz until destroyed.
   agent_metrics_server(const std::string& address, actors::agent_options options,
                        std::shared_ptr<const actors::agent_status> status);
-  ~agent_metrics_server();
-  agent_metrics_server(const agent_metrics_server&) = delete;
-  agent_metrics_server& operator=(const agent_metrics_server&) = delete;
-  std::uint16_t port() const { return port_; }
+  std::uint16_t port() const { return http_.port(); }
 
  private:
-  std::unique_ptr<httplib::Server> server_;
-  std::uint16_t port_ = 0;
-  struct runner;
-  std::unique_ptr<runner> thread_;
+  http_server http_;
 };
 
 }  // namespace troupe::service

@@ -62,17 +62,9 @@ std::string string_field(const json& body, const char* key, bool required) {
 
 }  // namespace
 
-struct http_api::runner {
-  std::thread thread;
-};
-
-http_api::http_api(api_backend& service, http_options options)
-    : server_(std::make_unique<httplib::Server>()), thread_(std::make_unique<runner>()) {
-  auto& srv = *server_;
+http_api::http_api(api_backend& service, http_options options) {
+  auto& srv = http_.server();
   srv.set_payload_max_length(options.max_body_bytes);
-  // A client that stops sending is dropped instead of holding a thread.
-  srv.set_read_timeout(10, 0);
-  srv.set_write_timeout(10, 0);
   const std::string id = "([A-Za-z0-9_.-]{1,200})";
 
   // The dashboard: its files are in the binary (service/dashboard_assets.hpp).
@@ -167,17 +159,7 @@ http_api::http_api(api_backend& service, http_options options)
   srv.set_exception_handler([](const httplib::Request&, httplib::Response& res,
                                std::exception_ptr) { fail(res, 500, "internal error"); });
 
-  const auto where = parse_join(options.address, "--http", true);
-  const int port = where.port == 0 ? srv.bind_to_any_port(where.host)
-                                   : (srv.bind_to_port(where.host, where.port) ? where.port : -1);
-  if (port <= 0) throw input_error("--http " + options.address + ": cannot listen there");
-  port_ = static_cast<std::uint16_t>(port);
-  thread_->thread = std::thread([this] { server_->listen_after_bind(); });
-}
-
-http_api::~http_api() {
-  server_->stop();
-  if (thread_->thread.joinable()) thread_->thread.join();
+  http_.start(options.address, "--http");
 }
 
 }  // namespace troupe::service

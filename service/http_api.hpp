@@ -10,12 +10,9 @@
 // client that goes away mid-request leaves nothing half-written (a submission is one
 // transaction, taken only once the whole body is read).
 #include <cstdint>
-#include <memory>
 #include <string>
 
-namespace httplib {
-class Server;
-}
+#include "service/http_server.hpp"
 
 namespace troupe::service {
 
@@ -30,16 +27,12 @@ class http_api {
  public:
   // Binds at once (input_error naming the address when it cannot) and serves until destroyed.
   http_api(api_backend& backend, http_options options);
-  ~http_api();
   http_api(const http_api&) = delete;
   http_api& operator=(const http_api&) = delete;
-  std::uint16_t port() const { return port_; }
+  std::uint16_t port() const { return http_.port(); }
 
  private:
-  std::unique_ptr<httplib::Server> server_;
-  std::uint16_t port_ = 0;
-  struct runner;
-  std::unique_ptr<runner> thread_;
+  http_server http_;
 };
 
 }  // namespace troupe::service
