@@ -94,6 +94,9 @@ TEST_CASE("serve killed with SIGKILL while two jobs run: both resume from their 
     CHECK(j.at("report").at("steps") == 600);
     CHECK(j.at("report").at("checkpoints").at("resumed_from_step") == newest[id]);
     CHECK(newest[id] >= 60);
+    MESSAGE(id << ": newest checkpoint at the kill " << newest[id] << ", resumed from "
+               << j.at("report").at("checkpoints").at("resumed_from_step") << ", steps "
+               << j.at("report").at("steps") << ", starts " << starts_of(j));
     CHECK(j.at("report").at("faults").at("lost_steps") == 0);
   }
   // What finished before the crash is still served, report and all.
@@ -147,6 +150,8 @@ TEST_CASE("a preemptible job is paused for a higher-priority one and resumes; bo
   CHECK(l.at("report").at("steps") == 400);
   const auto paused_at = l.at("report").at("checkpoints").at("resumed_from_step").get<int>();
   CHECK(paused_at >= 40);
+  MESSAGE(low << " paused at step " << paused_at << " for " << high << ", final steps "
+              << l.at("report").at("steps"));
   CHECK(paused_at < 400);
   std::string events;
   for (const auto& e : l.at("history")) events += e.at("event").get<std::string>() + " ";
@@ -162,8 +167,12 @@ TEST_CASE("SIGTERM to serve: exit 0, a checkpoint on disk, the job resumes at th
   svc.start();
   const auto id = svc.submit("jobs:\n" + job_yaml("long", "s1", 500)).at(0);
   REQUIRE(svc.wait_state(id, "running", 60, 30));
+  const auto asked = std::chrono::steady_clock::now();
   svc.process().kill(SIGTERM);
   CHECK(svc.process().wait_for_exit(30) == 0);
+  MESSAGE("serve exited "
+          << std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count()
+          << " s after SIGTERM");
   const auto dir = std::filesystem::path(svc.state_dir()) / "checkpoints" / id;
   CHECK(std::distance(std::filesystem::directory_iterator(dir),
                       std::filesystem::directory_iterator{}) >= 1);
@@ -172,6 +181,8 @@ TEST_CASE("SIGTERM to serve: exit 0, a checkpoint on disk, the job resumes at th
   const auto j = svc.job(id);
   CHECK(j.at("report").at("steps") == 500);
   CHECK(j.at("report").at("checkpoints").at("resumed_from_step").get<int>() >= 30);
+  MESSAGE(id << " resumed from step " << j.at("report").at("checkpoints").at("resumed_from_step")
+             << ", final steps " << j.at("report").at("steps"));
   CHECK(starts_of(j) == 2);
 }
 
