@@ -66,6 +66,7 @@ TEST_CASE("headless Chromium: the dashboard shows the running job and a curve of
                   html.substr(0, 400));
   CHECK(m[1] == "dash");
   CHECK(std::stoi(m[2]) >= 10);
+  MESSAGE("the page drew job " << m[1] << " with " << m[2] << " points");
   CHECK(html.find("<td>dash</td>") != std::string::npos);
   // The injected kill and its recovery are on the page's event list.
   CHECK(html.find("failure: worker cpu/1 crash") != std::string::npos);

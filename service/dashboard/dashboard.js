@@ -80,7 +80,9 @@ function lineChart(id, datasets, yLabel, extra) {
     chart = new Chart(document.getElementById(id), { type: 'line', data: { datasets }, options });
     view.charts[id] = chart;
   } else {
+    // Options too: an axis' range follows the job (the events chart ends at its last step).
     chart.data.datasets = datasets;
+    chart.options = options;
     chart.update('none');
   }
   return chart;
