@@ -259,8 +259,10 @@ TEST_CASE("troupe drain AGENT: the agent exits 0 and its job's share moves; no s
   service svc("drain");
   svc.start();
   auto agent = svc.agent("a1", {"--metrics", "127.0.0.1:0"});
+  // Long enough (about 15 s of sim steps) to be running still when the drain comes, even where
+  // each client call is slow (the sanitizers).
   const auto id =
-      svc.submit("jobs:\n" + job_yaml("moving", "a1, s1", 400,
+      svc.submit("jobs:\n" + job_yaml("moving", "a1, s1", 1500,
                                       "    supervision: {crash: migrate, hang: migrate, "
                                       "lost-group: migrate}\n"))
           .at(0);
@@ -280,9 +282,9 @@ TEST_CASE("troupe drain AGENT: the agent exits 0 and its job's share moves; no s
   const auto [code, out] = svc.client({"drain", "a1"});
   CHECK_MESSAGE(code == 0, svc.last_err());
   CHECK(agent->wait_for_exit(60) == 0);
-  REQUIRE(svc.wait_state(id, "completed", 120));
+  REQUIRE(svc.wait_state(id, "completed", 240));
   const auto report = svc.job(id).at("report");
-  CHECK(report.at("steps") == 400);
+  CHECK(report.at("steps") == 1500);
   CHECK(report.at("faults").at("migrations") >= 1);
   CHECK(report.at("faults").at("lost_steps") == 0);
   const auto agents = json::parse(svc.client({"agents", "--json"}).second).at("agents");
