@@ -67,6 +67,10 @@ void release_payload(void*, void* hint) {
   h->tracker->complete(h->ticket);
 }
 
+// Payloads up to this size are copied into the message; larger ones (tensors) are sent from the
+// caller's buffer, which must live until wait_sent (or close) returns.
+constexpr std::uint64_t copied_payload_bytes = 4096;
+
 class zmq_link final : public peer_link {
  public:
   zmq_link(std::shared_ptr<zmq::context_t> context, zmq::socket_t pull, zmq::socket_t push,
@@ -93,7 +97,12 @@ class zmq_link final : public peer_link {
     const std::string head = pack_header(header);
     push_.send(zmq::buffer(head), zmq::send_flags::sndmore);
     zmq::message_t body;
-    if (header.bytes == 0) {
+    if (header.bytes <= copied_payload_bytes) {
+      // Small payloads (requests, replies, control structs) are copied: a caller that posts one
+      // from its stack and unwinds on an abort without waiting would otherwise leave ZeroMQ's
+      // I/O thread reading a dead frame (ASan saw it when an agent was drained mid-call), and a
+      // copy of a few KiB costs less than the bookkeeping of zero copy.
+      if (header.bytes > 0) body = zmq::message_t{payload, static_cast<std::size_t>(header.bytes)};
       tracker_->complete(ticket);
     } else {
       // Zero copy: ZeroMQ reads the caller's buffer and calls release_payload when done.
