@@ -511,35 +511,7 @@ TROUPE_INSPECT(share_update, x.job, x.generation, x.share)
 
 }  // namespace troupe::msg
 
-// Forward declarations of the local payloads defined in actors/ (they hold models, datasets and
-// devices, which core must not know); only their handles are named here.
-namespace troupe::actors {
-struct worker_setup;
-struct job_report_data;
-struct job_request;
-struct data_bundle;
-struct run_report_data;
-struct allreduce_session;  // sync: allreduce (actors/allreduce_step.hpp)
-struct ckpt_shard_part;    // checkpoints (actors/checkpoint_state.hpp)
-struct job_snapshot;
-struct group_slot;  // elastic growth (actors/job.hpp)
-struct jobs_view;   // the task manager's queue and jobs (actors/payloads.hpp)
-}  // namespace troupe::actors
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::index_list>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::grad_buffer>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::sample_loss_list>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::msg::grad_set>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::worker_setup>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::job_report_data>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::job_request>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::data_bundle>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::run_report_data>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::allreduce_session>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::ckpt_shard_part>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::job_snapshot>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::group_slot>)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::msg::local_ref<troupe::actors::jobs_view>)
+#include "actors/local_refs.hpp"  // the local-only handles, marked unsafe to serialise
 
 // The one id block. Local-only handles are deliberately absent: they cannot be serialised.
 CAF_BEGIN_TYPE_ID_BLOCK(troupe, caf::first_custom_type_id)
