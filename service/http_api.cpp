@@ -62,8 +62,7 @@ std::string string_field(const json& body, const char* key, bool required) {
 
 }  // namespace
 
-http_api::http_api(api_backend& service, http_options options) {
-  auto& srv = http_.server();
+void add_api_routes(httplib::Server& srv, api_backend& service, const http_options& options) {
   srv.set_payload_max_length(options.max_body_bytes);
   const std::string id = "([A-Za-z0-9_.-]{1,200})";
 
@@ -158,7 +157,10 @@ http_api::http_api(api_backend& service, http_options options) {
   });
   srv.set_exception_handler([](const httplib::Request&, httplib::Response& res,
                                std::exception_ptr) { fail(res, 500, "internal error"); });
+}
 
+http_api::http_api(api_backend& service, http_options options) {
+  add_api_routes(http_.server(), service, options);
   http_.start(options.address, "--http");
 }
 

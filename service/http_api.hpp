@@ -23,6 +23,9 @@ struct http_options {
   std::size_t max_body_bytes = 1 << 20;    // a job file is a few KiB
 };
 
+// The routes above, on a server of the caller's (http_api's own, or a fuzz harness's).
+void add_api_routes(httplib::Server& server, api_backend& backend, const http_options& options);
+
 class http_api {
  public:
   // Binds at once (input_error naming the address when it cannot) and serves until destroyed.
