@@ -1,0 +1,74 @@
+#include "core/cluster_keys.hpp"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "core/secret.hpp"
+#include "core/testing.hpp"
+
+using namespace troupe;
+
+namespace {
+
+unsigned mode_of(const std::filesystem::path& p) {
+  struct stat st {};
+  REQUIRE(::stat(p.c_str(), &st) == 0);
+  return st.st_mode & 0777;
+}
+
+}  // namespace
+
+TEST_CASE("the first start makes a CA, a control certificate and a token; the next reuses them") {
+  testing::temp_dir dir("troupe-keys");
+  const auto state = (dir.path / "state").string();
+  const auto a = open_cluster_keys(state, {"10.1.2.3"});
+  CHECK(a.created);
+  CHECK(mode_of(a.ca_key_path) == 0600);
+  CHECK(mode_of(a.control_key_path) == 0600);
+  CHECK(mode_of(a.token_path) == 0600);
+  CHECK(mode_of(dir.path / "state" / "tls") == 0700);
+  const auto token = read_token(state);
+  CHECK(token.size() == 64);
+  // The token is a secret: nothing Troupe prints shows it.
+  CHECK(redact("token=" + token + ".") == "token=[redacted].");
+
+  const auto b = open_cluster_keys(state, {});
+  CHECK_FALSE(b.created);
+  CHECK(b.ca.cert_pem == a.ca.cert_pem);
+  CHECK(read_token(state) == token);
+  std::ifstream in(b.control_cert_path);
+  const std::string control((std::istreambuf_iterator<char>(in)), {});
+  CHECK(
+      pki::verify(control, a.ca.cert_pem, pki::role::control).common_name.find("troupe control") ==
+      0);
+
+  const auto rotated = rotate_token(state);
+  CHECK(rotated != token);
+  CHECK(read_token(state) == rotated);
+
+  // Members on this machine find both in the state directory.
+  const auto m = find_member_keys("", "", state);
+  CHECK(m.token == rotated);
+  CHECK(m.ca_path == a.ca_path);
+  CHECK(find_member_keys("flag-token-0123456789", "", state).token == "flag-token-0123456789");
+}
+
+TEST_CASE("a key or token others may read is refused, naming the file and the fix") {
+  testing::temp_dir dir("troupe-keys");
+  const auto state = (dir.path / "state").string();
+  const auto k = open_cluster_keys(state, {});
+  ::chmod(k.token_path.c_str(), 0644);
+  const auto why = testing::input_error_of([&] { read_token(state); });
+  CHECK(why.find(k.token_path) != std::string::npos);
+  CHECK(why.find("chmod 600") != std::string::npos);
+  ::chmod(k.token_path.c_str(), 0600);
+  ::chmod(k.ca_key_path.c_str(), 0640);
+  CHECK(testing::input_error_of([&] { open_cluster_keys(state, {}); }).find(k.ca_key_path) !=
+        std::string::npos);
+  testing::temp_dir empty("troupe-keys");
+  CHECK(testing::input_error_of([&] {
+          find_member_keys("", "", empty.path.string());
+        }).find("no join token") != std::string::npos);
+}
