@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 
 #include "collectives/shm/shm_ring.hpp"
 #include "core/hash.hpp"
+#include "core/secret.hpp"
 
 namespace troupe::collectives {
 namespace {
@@ -203,19 +205,23 @@ std::string key_for(const std::string& prefix, int from, int to) {
   return prefix + "/shm/" + std::to_string(from) + "->" + std::to_string(to);
 }
 
+// Unpredictable (64 random bits), so that no other process of this host can make the name first
+// or guess it; the pid leads, so that a later start can tell a dead creator's leftovers.
 std::string segment_name(const std::string& prefix, int from, int to) {
   static std::atomic<unsigned> serial{0};
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016llx",
                 static_cast<unsigned long long>(fnv1a64(prefix.data(), prefix.size())));
   return "/troupe-" + std::to_string(::getpid()) + "-" + hash + "-" + std::to_string(from) + "-" +
-         std::to_string(to) + "-" + std::to_string(serial++);
+         std::to_string(to) + "-" + std::to_string(serial++) + "-" + random_hex(8);
 }
 
 }  // namespace
 
 communicator shm_connect(const shm_connect_options& options) {
   if (!options.rendezvous) throw input_error("shm_connect: no rendezvous store");
+  static std::once_flag swept;
+  std::call_once(swept, [] { shm::remove_stale_segments(); });
   if (options.piece_bytes < 64 || options.piece_bytes % 64 != 0 || options.slots < 2)
     throw input_error("shm_connect: piece_bytes must be a multiple of 64 and slots at least 2");
   std::vector<int> peers = options.peers;

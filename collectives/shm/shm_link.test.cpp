@@ -1,5 +1,12 @@
 #include "collectives/shm/shm_link.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collectives/shm/shm_ring.hpp"
+
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -82,4 +89,26 @@ TEST_CASE("shared memory: a peer that closes mid-operation is named; a silent on
   CHECK(errors[2].find("closed") != std::string::npos);
   CHECK(errors[2].find("timed out") == std::string::npos);  // the close ended it, not the 3 s
   MESSAGE("rank 2 failed after " << took[2] << " s");
+}
+
+TEST_CASE("shm: a segment left by a dead process is removed at the next start; a live one's stays") {
+  // A pid that is surely gone: a child that has exited and been reaped.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  REQUIRE(child > 0);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  const std::string dead = "/troupe-" + std::to_string(child) + "-stale-test";
+  const std::string live = "/troupe-" + std::to_string(::getpid()) + "-live-test";
+  for (const auto& name : {dead, live}) {
+    const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+  }
+  CHECK(shm::remove_stale_segments() >= 1);
+  CHECK(::shm_open(dead.c_str(), O_RDWR, 0600) < 0);
+  const int kept = ::shm_open(live.c_str(), O_RDWR, 0600);
+  CHECK(kept >= 0);
+  if (kept >= 0) ::close(kept);
+  ::shm_unlink(live.c_str());
 }

@@ -1,5 +1,6 @@
 #include "collectives/shm/shm_ring.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <new>
@@ -120,6 +122,26 @@ int read_remote(std::int32_t pid, void* local, std::uint64_t remote, std::size_t
 bool process_alive(std::int32_t pid) {
   if (pid <= 0) return true;
   return ::kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+int remove_stale_segments(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return 0;
+  int removed = 0;
+  const std::string lead = "troupe-";
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.compare(0, lead.size(), lead) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + lead.size(), &end, 10);
+    if (pid <= 0 || !end || *end != '-') continue;
+    struct stat st {};
+    if (::stat((dir + "/" + name).c_str(), &st) != 0 || st.st_uid != ::getuid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    if (::shm_unlink(("/" + name).c_str()) == 0) ++removed;
+  }
+  ::closedir(d);
+  return removed;
 }
 
 }  // namespace troupe::collectives::shm

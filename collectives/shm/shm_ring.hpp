@@ -64,4 +64,8 @@ bool process_alive(std::int32_t pid);
 // Copies `bytes` at `remote` in process `pid` to `local`; returns 0 or the errno.
 int read_remote(std::int32_t pid, void* local, std::uint64_t remote, std::size_t bytes);
 
+// Unlinks this user's segments (/dev/shm/troupe-PID-...) whose creator PID is gone: a process
+// killed before its peer mapped a segment leaves the name behind. Returns how many.
+int remove_stale_segments(const std::string& dir = "/dev/shm");
+
 }  // namespace troupe::collectives::shm

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <set>
@@ -215,6 +216,9 @@ std::string key_for(const std::string& prefix, int from, int to) {
   return prefix + "/zmq/" + std::to_string(from) + "->" + std::to_string(to);
 }
 
+// Between a published address and its CURVE server key.
+constexpr const char* curve_mark = " curve:";
+
 // An ipc address of our own in Linux's abstract socket namespace ("@name"): no file, so nothing
 // is left behind by a process killed with SIGKILL (a path under /tmp was, one per link).
 // Unique per process, key prefix and link. Abstract names belong to the network namespace, as
@@ -241,6 +245,15 @@ std::vector<int> ring_peers(int rank, int size) {
 
 communicator zmq_connect(const zmq_connect_options& options) {
   if (!options.rendezvous) throw input_error("zmq_connect: no rendezvous store");
+  // CURVE: one key pair per call, the server key of this rank's PULL sockets and the client key
+  // of its PUSH sockets.
+  char public_key[41] = {}, secret_key[41] = {};
+  if (options.curve) {
+    if (!zmq_has("curve"))
+      throw runtime_failure("zmq_connect: this libzmq has no CURVE (built without libsodium)");
+    if (zmq_curve_keypair(public_key, secret_key) != 0)
+      throw runtime_failure("zmq_connect: zmq_curve_keypair failed");
+  }
   const std::vector<int> peers =
       options.peers.empty() ? ring_peers(options.rank, options.size) : options.peers;
   auto context = std::make_shared<zmq::context_t>(options.io_threads);
@@ -250,6 +263,10 @@ communicator zmq_connect(const zmq_connect_options& options) {
   for (int peer : peers) {
     zmq::socket_t pull{*context, zmq::socket_type::pull};
     pull.set(zmq::sockopt::linger, 0);
+    if (options.curve) {
+      pull.set(zmq::sockopt::curve_server, true);
+      pull.set(zmq::sockopt::curve_secretkey, std::string(secret_key, 40));
+    }
     pull.set(zmq::sockopt::rcvhwm, 0);  // the algorithm bounds what is in flight
     pull.bind(options.scheme == zmq_scheme::tcp ? "tcp://" + options.host + ":*"
                                                 : ipc_address(options.prefix, peer, options.rank));
@@ -258,7 +275,8 @@ communicator zmq_connect(const zmq_connect_options& options) {
     ipc_paths.push_back(options.scheme == zmq_scheme::ipc && bound.rfind("ipc:///", 0) == 0
                             ? bound.substr(6)
                             : std::string{});
-    options.rendezvous->set(key_for(options.prefix, peer, options.rank), bound);
+    options.rendezvous->set(key_for(options.prefix, peer, options.rank),
+                            options.curve ? bound + curve_mark + public_key : bound);
     pulls.push_back(std::move(pull));
   }
   std::vector<std::shared_ptr<peer_link>> links(static_cast<std::size_t>(options.size));
@@ -275,6 +293,23 @@ communicator zmq_connect(const zmq_connect_options& options) {
     }
     zmq::socket_t push{*context, zmq::socket_type::push};
     push.set(zmq::sockopt::linger, 200);  // long enough for the goodbye to leave
+    const auto mark = address.find(curve_mark);
+    if (mark == std::string::npos && options.curve)
+      throw runtime_failure("zmq_connect: rank " + std::to_string(peer) +
+                            " published a link without CURVE keys; this rank requires them "
+                            "(one side runs with --insecure)");
+    if (mark != std::string::npos) {
+      const std::string server_key = address.substr(mark + std::strlen(curve_mark));
+      address.resize(mark);
+      if (server_key.size() != 40)
+        throw runtime_failure("zmq_connect: rank " + std::to_string(peer) +
+                              " published a malformed CURVE key");
+      if (!options.curve && zmq_curve_keypair(public_key, secret_key) != 0)
+        throw runtime_failure("zmq_connect: zmq_curve_keypair failed");
+      push.set(zmq::sockopt::curve_serverkey, server_key);
+      push.set(zmq::sockopt::curve_publickey, std::string(public_key, 40));
+      push.set(zmq::sockopt::curve_secretkey, std::string(secret_key, 40));
+    }
     push.set(zmq::sockopt::sndhwm, 0);
     push.connect(address);
     links[static_cast<std::size_t>(peer)] = std::make_shared<zmq_link>(

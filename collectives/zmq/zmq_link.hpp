@@ -30,6 +30,12 @@ struct zmq_connect_options : rendezvous_options {
   std::string host = "127.0.0.1";  // tcp: the interface to bind and advertise
   std::vector<int> peers;          // ranks to link with; empty = the two ring neighbours
   int io_threads = 1;
+  // ZeroMQ CURVE on every link: each rank's receiving sockets get a fresh key pair whose public
+  // half travels beside the address through the rendezvous store (which runs over the
+  // authenticated control plane), so only a peer that read the store can connect, and nothing
+  // on the wire is readable or changeable. A rank that requires it refuses a peer that
+  // published no key. Off: plain links (--insecure, benchmarks that measure the transport).
+  bool curve = true;
 };
 
 // Binds, publishes, waits for the peers' addresses and connects. Throws runtime_failure naming
