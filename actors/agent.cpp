@@ -1,9 +1,11 @@
 #include "actors/agent.hpp"
 
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 
 #include <algorithm>
 #include <chrono>
@@ -14,18 +16,51 @@
 #include <caf/io/middleman.hpp>
 #include <caf/node_id.hpp>
 
+#include "actors/agent_enroll.hpp"
 #include "actors/agent_registry.hpp"
 #include "actors/agent_roster.hpp"
 #include "actors/caf_compat.hpp"
+#include "actors/control_tls.hpp"
 #include "actors/worker_host.hpp"
 #include "collectives/store_actor.hpp"
 #include "core/clock.hpp"
+#include "core/error.hpp"
 #include "core/host_address.hpp"
+#include "core/pki.hpp"
 
 namespace troupe::actors {
 namespace {
 
 enum class session_end { bye, lost, refused, unreachable, stopped };
+
+// A file that lives in memory only (memfd), for what CAF's OpenSSL module reads by path: the
+// agent's key and certificate never touch a disk and vanish with the process.
+class memory_file {
+ public:
+  explicit memory_file(const char* name) : fd_(::memfd_create(name, MFD_CLOEXEC)) {
+    if (fd_ < 0) throw runtime_failure(std::string("memfd_create: ") + std::strerror(errno));
+  }
+  ~memory_file() { ::close(fd_); }
+  memory_file(const memory_file&) = delete;
+  memory_file& operator=(const memory_file&) = delete;
+  void write(const std::string& content) {
+    if (::ftruncate(fd_, 0) != 0 ||
+        ::pwrite(fd_, content.data(), content.size(), 0) != static_cast<ssize_t>(content.size()))
+      throw runtime_failure(std::string("memfd write: ") + std::strerror(errno));
+  }
+  std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+
+ private:
+  int fd_;
+};
+
+// The agent's TLS identity: a key made at start, and the certificate of the latest join.
+struct agent_identity {
+  std::string key_pem = pki::make_key();
+  memory_file key{"troupe-agent-key"};
+  memory_file cert{"troupe-agent-cert"};
+  agent_identity() { key.write(key_pem); }
+};
 
 bool stopping(const agent_options& o) {
   return o.stop && o.stop->load();
@@ -33,19 +68,38 @@ bool stopping(const agent_options& o) {
 
 // One attempt: connect, hello, then stay joined until the run ends or the link is lost.
 session_end join_once(caf::actor_system& sys, const agent_options& o, const std::string& where,
-                      worker_hosts& hosts, const std::function<void(const std::string&)>& log,
-                      std::string& why) {
+                      agent_identity* identity, worker_hosts& hosts,
+                      const std::function<void(const std::string&)>& log, std::string& why) {
+  enroll_request er;
+  er.host = o.host;
+  er.port = o.port;
+  er.name = o.name;
+  er.token = o.token;
+  er.ca_path = identity ? o.ca_path : "";
+  er.key_pem = identity ? identity->key_pem : "";
+  er.timeout_seconds = o.attempt_seconds;
+  const auto e = enroll(er);
+  if (e.result != enroll_answer::outcome::joined) {
+    why = e.why;
+    return e.result == enroll_answer::outcome::refused ? session_end::refused
+                                                       : session_end::unreachable;
+  }
+  if (identity) identity->cert.write(e.certificate);
   caf::scoped_actor self{sys};
   const auto attempt = to_timespan(o.attempt_seconds);
   caf::actor registry;
-  self->request(sys.middleman().actor_handle(), attempt, caf::connect_atom_v, o.host, o.port)
+  const auto mm = identity ? tls_middleman(sys) : sys.middleman().actor_handle();
+  self->request(mm, attempt, caf::connect_atom_v, o.host, e.control_port)
       .receive(
           [&](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
             registry = caf::actor_cast<caf::actor>(ptr);
             if (!registry) why = "nothing is published there";
           },
           [&](caf::error& e) { why = failure_text(sys, e); });
-  if (!registry) return session_end::unreachable;
+  if (!registry) {
+    why = "control port " + std::to_string(e.control_port) + ": " + why;
+    return session_end::unreachable;
+  }
 
   msg::agent_hello h;
   h.version = troupe_version();
@@ -56,7 +110,7 @@ session_end join_once(caf::actor_system& sys, const agent_options& o, const std:
   h.threads = o.threads;
   h.host = host_name();
   h.pid = static_cast<std::int64_t>(::getpid());
-  h.token = o.token;
+  h.ticket = e.ticket;
   msg::agent_answer answer;
   bool answered = false;
   self->request(registry, attempt, h)
@@ -121,10 +175,22 @@ int run_agent(const agent_options& o, const std::function<void(const std::string
       return 1;
     }
   }
+  // With TLS: a key of its own, a certificate per join, the cluster's CA to check the control
+  // process against; refused handshakes are logged with the peer's address.
+  std::unique_ptr<agent_identity> identity;
   caf::actor_system_config cfg;
   register_types(cfg);
   collectives::add_store_types(cfg);
   use_agent_middleman(cfg);
+  if (!o.insecure) {
+    identity = std::make_unique<agent_identity>();
+    use_control_tls(cfg, {identity->cert.path(), identity->key.path(), o.ca_path});
+    set_control_tls_log(log);
+  }
+  // `log` may not outlive this call.
+  struct unset_log {
+    ~unset_log() { set_control_tls_log(nullptr); }
+  } unset_on_return;
   cfg.set("scheduler.policy", caf::atom("sharing"));
   caf::actor_system sys{cfg};
   const std::string where = o.host + ":" + std::to_string(o.port);
@@ -145,7 +211,7 @@ int run_agent(const agent_options& o, const std::function<void(const std::string
   std::string last_why;
   for (;;) {
     std::string why;
-    const auto end = join_once(sys, o, where, hosts, log, why);
+    const auto end = join_once(sys, o, where, identity.get(), hosts, log, why);
     if (end != session_end::unreachable) hosts.end_all("the session with " + where + " ended");
     if (o.status) o.status->joined = false;
     if (o.status && end == session_end::lost) ++o.status->losses;

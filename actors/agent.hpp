@@ -1,7 +1,9 @@
 #pragma once
 // `troupe agent`: a process that offers one resource group to a control process (`troupe run
-// --listen`). It connects through CAF's middleman with a deadline on every attempt (a plain
-// remote_actor can block forever in CAF 0.17), says agent_hello, and then stays joined until the
+// --listen`). Each join attempt first asks the join endpoint (actors/agent_enroll.hpp) for a
+// certificate and a one-time ticket, then connects to the control port with mutual TLS through
+// CAF's middleman with a deadline (a plain remote_actor can block forever in CAF 0.17), says
+// agent_hello with the ticket, and then stays joined until the
 // control process says the run is over (exit 0) or goes away (it rejoins, with backoff, as a new
 // member). A refusal (another version, a name or group already taken) ends it with exit 2:
 // trying again cannot help.
@@ -37,7 +39,9 @@ struct agent_options {
   device_kind device = device_kind::cpu;
   int count = 1;
   int threads = 1;
-  std::string token;  // the run's join token, if it has one
+  std::string token;      // the cluster's join token
+  std::string ca_path;    // the cluster CA's certificate, which the control process must show
+  bool insecure = false;  // no TLS, no token (the control process runs with --insecure)
   // The interface tcp data links bind on ("": the one that routes to the control process).
   std::string data_host;
   // Exit when this process (the agent's parent) exits: `troupe run` sets it for the agents it

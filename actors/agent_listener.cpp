@@ -1,10 +1,12 @@
 #include "actors/agent_listener.hpp"
 
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/publish.hpp>
 
 #include <cstdio>
 #include <mutex>
 
+#include "actors/control_tls.hpp"
 #include "core/error.hpp"
 #include "core/launcher_env.hpp"
 
@@ -18,25 +20,47 @@ agent_listener listen_for_agents(caf::actor_system& sys, const agent_listen_opti
   };
   agent_registry_options o;
   o.version = troupe_version();
-  o.token = options.token;
+  o.tickets = std::make_shared<join_tickets>();
+  o.middleman = options.keys ? tls_middleman(sys) : sys.middleman().actor_handle();
   o.records = out.records;
   o.t0 = options.t0;
   o.log = options.log;
   o.groups = options.groups;
   o.directory = options.directory;
   o.notify = options.notify;
+  const auto tickets = o.tickets;
   out.registry = sys.spawn(agent_registry, std::move(o));
-  auto bound = sys.middleman().publish(out.registry, where.port, where.host.c_str(), true);
+  // The control port: a free one on the same interface; agents learn it at the join endpoint.
+  auto bound = options.keys ? caf::openssl::publish(out.registry, 0, where.host.c_str(), true)
+                            : sys.middleman().publish(out.registry, 0, where.host.c_str(), true);
   if (!bound) {
     caf::anon_send_exit(out.registry, caf::exit_reason::user_shutdown);
     throw runtime_failure("--listen " + options.address +
                           ": cannot listen: " + failure_text(sys, bound.error()));
   }
-  out.port = *bound;
+  out.control_port = *bound;
+  join_endpoint_options jo;
+  jo.address = options.address;
+  jo.keys = options.keys;
+  jo.token = options.token;
+  jo.control_port = out.control_port;
+  jo.tickets = tickets;
+  jo.log = options.log;
+  try {
+    out.endpoint = std::make_shared<join_endpoint>(std::move(jo));
+  } catch (const std::exception& e) {
+    caf::anon_send_exit(out.registry, caf::exit_reason::user_shutdown);
+    throw runtime_failure("--listen " + options.address + ": cannot listen: " + e.what());
+  }
+  out.port = out.endpoint->port();
   const auto at = where.host + ":" + std::to_string(out.port);
   log("listening for agents on " + at);
-  if (options.token.empty() && !is_loopback(where.host))
-    log("warning: --insecure: any host that reaches " + at + " may join, without a token");
+  log(options.keys ? "agents join with the cluster's token over TLS, then hold a control "
+                     "connection to port " +
+                         std::to_string(out.control_port) +
+                         " with mutual TLS (the cluster CA: " + options.keys->ca_path + ")"
+                   : "warning: --insecure: any host that reaches " + at + " (control port " +
+                         std::to_string(out.control_port) + ") may join, without a token or TLS");
   if (options.on_listening) options.on_listening(out.port);
   if (options.wait_agents <= 0) return out;
   caf::scoped_actor self{sys};

@@ -1,7 +1,10 @@
 #pragma once
-// A run's door for agents, brought up: the agent_registry spawned and published on the
-// middleman at `address`, and, with `wait_agents`, the wait until that many joined. The
-// runtime calls it from start() when runtime_options::listen is set.
+// A run's door for agents, brought up: the agent_registry spawned and published on a control
+// port (mutual TLS, actors/control_tls.hpp; a free port on the same host), the join endpoint at
+// `address` that hands agents their certificate, ticket and that port
+// (actors/join_endpoint.hpp), and, with `wait_agents`, the wait until that many joined. The
+// runtime calls it from start() when runtime_options::listen is set; the actor system must have
+// been made with use_control_tls unless `keys` is null (--insecure).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -9,12 +12,14 @@
 #include <vector>
 
 #include "actors/agent_registry.hpp"
+#include "actors/join_endpoint.hpp"
 
 namespace troupe::actors {
 
 struct agent_listen_options {
-  std::string address;  // HOST:PORT (port 0: a free one)
-  std::string token;    // the join token ("": none)
+  std::string address;                       // HOST:PORT of the join endpoint (port 0: a free one)
+  std::shared_ptr<const cluster_keys> keys;  // null: --insecure (no TLS, no token)
+  std::function<std::string()> token;        // the token agents must bring (with keys)
   int wait_agents = 0;
   double wait_seconds = 60.0;
   std::function<void(const std::string&)> log;
@@ -28,7 +33,9 @@ struct agent_listen_options {
 
 struct agent_listener {
   caf::actor registry;
-  std::uint16_t port = 0;
+  std::uint16_t port = 0;          // the join endpoint's
+  std::uint16_t control_port = 0;  // the registry's
+  std::shared_ptr<join_endpoint> endpoint;
   std::shared_ptr<agent_records> records = std::make_shared<agent_records>();
 };
 

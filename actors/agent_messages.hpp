@@ -37,7 +37,7 @@ struct agent_hello {
   std::int32_t threads = 1;  // BLAS threads per device
   std::string host;
   std::int64_t pid = 0;
-  std::string token;  // the run's join token ("" when the run has none)
+  std::string ticket;  // the one-time ticket the join endpoint gave (actors/join_tickets.hpp)
 };
 
 // agent_registry -> agent: the answer to agent_hello. Refused: `reason` says why (the agent
@@ -90,7 +90,7 @@ struct host_answer {
   }
 
 TROUPE_INSPECT(agent_hello, x.version, x.name, x.group, x.device, x.count, x.threads, x.host, x.pid,
-               x.token)
+               x.ticket)
 TROUPE_INSPECT(agent_answer, x.accepted, x.reason, x.member)
 TROUPE_INSPECT(host_worker, x.prefix, x.store, x.control_host, x.device, x.device_name, x.threads,
                x.base, x.slowdown, x.row_seconds, x.model, x.input_shape, x.classes, x.hidden,

@@ -13,8 +13,9 @@ namespace troupe::actors {
 namespace {
 
 struct registry_state {
-  registry_state(std::string version, std::string token, std::vector<expected_group> groups)
-      : roster(std::move(version), std::move(token), std::move(groups)) {}
+  registry_state(std::string version, std::shared_ptr<join_tickets> tickets,
+                 std::vector<expected_group> groups)
+      : roster(std::move(version), std::move(tickets), std::move(groups)) {}
   agent_roster roster;
   struct watched {
     std::int64_t member = 0;
@@ -51,7 +52,7 @@ void use_agent_middleman(caf::actor_system_config& cfg) {
 }
 
 caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_options options) {
-  auto st = std::make_shared<registry_state>(options.version, options.token, options.groups);
+  auto st = std::make_shared<registry_state>(options.version, options.tickets, options.groups);
   auto log = [options](const std::string& line) {
     if (options.log) options.log(line);
   };
@@ -85,7 +86,20 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
         const auto a = sender ? st->roster.join(h)
                               : msg::agent_answer{false, "a hello must come from an actor", 0};
         if (!a.accepted) {
-          log("refused agent '" + h.name.substr(0, 64) + "': " + a.reason);
+          const std::string line = "refused agent '" + h.name.substr(0, 64) + "': " + a.reason;
+          const auto node =
+              self->current_sender() ? self->current_sender()->node() : caf::node_id{};
+          if (!options.middleman || node == caf::node_id{}) {
+            log(line);
+            return a;
+          }
+          // The peer's address, as the middleman knows it (the hello's host field is its own say).
+          self->request(options.middleman, std::chrono::seconds(2), caf::get_atom_v, node)
+              .then(
+                  [=](const caf::node_id&, const std::string& addr, std::uint16_t port) {
+                    log(line + " (from " + addr + ":" + std::to_string(port) + ")");
+                  },
+                  [=](const caf::error&) { log(line); });
           return a;
         }
         self->monitor(sender);

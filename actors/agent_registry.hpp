@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <caf/io/middleman_actor.hpp>
+
 #include "actors/agent_directory.hpp"
 #include "actors/agent_roster.hpp"
 #include "actors/caf_compat.hpp"
@@ -41,8 +43,11 @@ struct agent_records {
 };
 
 struct agent_registry_options {
-  std::string version;                          // what agents must speak
-  std::string token;                            // what agents must bring ("": nothing)
+  std::string version;  // what agents must speak
+  // What a hello must bring: a ticket the join endpoint issued (null: nothing; in one process).
+  std::shared_ptr<join_tickets> tickets;
+  // The middleman the registry is published on: asked for a refused peer's address.
+  caf::io::middleman_actor middleman;
   std::function<void(const std::string&)> log;  // one line per join, refusal and loss
   std::shared_ptr<agent_records> records;       // optional
   std::vector<expected_group> groups;           // the config's agent groups (empty: any)

@@ -12,16 +12,6 @@ bool is_name(const std::string& s) {
   });
 }
 
-// Equal strings, in a time that depends on the lengths only: where a wrong token first differs
-// must not show in how long the answer takes.
-bool same_secret(const std::string& given, const std::string& expected) {
-  if (expected.empty()) return true;  // the run has no token
-  unsigned char diff = given.size() == expected.size() ? 0 : 1;
-  for (std::size_t i = 0; i < given.size(); ++i)
-    diff |= static_cast<unsigned char>(given[i] ^ expected[i % expected.size()]);
-  return diff == 0;
-}
-
 }  // namespace
 
 msg::agent_answer agent_roster::join(const msg::agent_hello& h) {
@@ -34,9 +24,10 @@ msg::agent_answer agent_roster::join(const msg::agent_hello& h) {
   if (h.version != version_)
     return refuse("Troupe version " + h.version.substr(0, 32) + " cannot join version " + version_ +
                   " (run the same troupe on every host)");
-  if (!same_secret(h.token, token_))
-    return refuse(h.token.empty() ? "this run needs a join token (--token or TROUPE_TOKEN)"
-                                  : "the join token does not match this run's");
+  if (tickets_ && !tickets_->redeem(h.ticket, h.name))
+    return refuse(
+        "no valid join ticket: a ticket works once, within a minute, for the agent "
+        "it was issued to (a replayed hello, or one that skipped the join endpoint)");
   if (!is_name(h.name))
     return refuse("the agent name must be 1 to 64 letters, digits, '_', '-' or '.'");
   if (!is_name(h.group))

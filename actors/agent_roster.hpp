@@ -2,8 +2,9 @@
 // Who has joined the control process: the rules of admission, without CAF. The agent_registry
 // actor feeds it hellos and losses; it answers what the registry sends back.
 //
-// An agent is admitted when it speaks this Troupe version, brings the run's join token (when the
-// run has one; compared in constant time, never echoed) and neither its name nor its group is
+// An agent is admitted when it speaks this Troupe version, brings a join ticket the join
+// endpoint issued to its name (when the run has tickets; each works once) and neither its name
+// nor its group is
 // taken by an agent still joined. When the run's config names the groups that agents host
 // (`process: agent` or `separate`), only those may join, each with the config's device kind and
 // count. A lost agent (its process died, hung past the heartbeat
@@ -13,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "actors/join_tickets.hpp"
 #include "actors/messages.hpp"
 
 namespace troupe::actors {
@@ -31,9 +35,10 @@ struct joined_agent {
 
 class agent_roster {
  public:
-  explicit agent_roster(std::string version, std::string token = "",
+  // `tickets` null: any hello is taken (an in-process registry, the unit tests).
+  explicit agent_roster(std::string version, std::shared_ptr<join_tickets> tickets = nullptr,
                         std::vector<expected_group> groups = {})
-      : version_(std::move(version)), token_(std::move(token)), groups_(std::move(groups)) {}
+      : version_(std::move(version)), tickets_(std::move(tickets)), groups_(std::move(groups)) {}
 
   // Admits `h` (accepted, with its member number) or refuses it, naming why.
   msg::agent_answer join(const msg::agent_hello& h);
@@ -45,7 +50,7 @@ class agent_roster {
 
  private:
   std::string version_;
-  std::string token_;
+  std::shared_ptr<join_tickets> tickets_;
   std::vector<expected_group> groups_;  // empty: any group
   std::vector<joined_agent> agents_;
   std::int64_t next_member_ = 1;

@@ -4,6 +4,7 @@
 
 using namespace troupe;
 using troupe::actors::agent_roster;
+using troupe::actors::join_tickets;
 
 namespace {
 
@@ -54,21 +55,27 @@ TEST_CASE("agent roster: who may join, and why not") {
   CHECK(again.member == 2);
 }
 
-TEST_CASE("agent roster: a run with a join token admits only agents that bring it") {
-  agent_roster r("1.2.3", "s3cret");
+TEST_CASE("agent roster: a join ticket works once, for the agent it was issued to") {
+  auto tickets = std::make_shared<join_tickets>();
+  agent_roster r("1.2.3", tickets);
   auto h = hello("a1", "g1");
-  CHECK(r.join(h).reason.find("needs a join token") != std::string::npos);
-  h.token = "s3creT";
-  const auto wrong = r.join(h);
-  CHECK(wrong.reason.find("does not match") != std::string::npos);
-  CHECK(wrong.reason.find("s3cre") == std::string::npos);  // neither token is echoed
-  h.token = "s3cret-and-more";
-  CHECK_FALSE(r.join(h).accepted);
-  h.token = "s3cret";
-  CHECK(r.join(h).accepted);
-  // A run without a token takes any.
+  CHECK(r.join(h).reason.find("no valid join ticket") != std::string::npos);
+  h.ticket = tickets->issue("someone-else");
+  CHECK_FALSE(r.join(h).accepted);  // issued to another name (and now used up)
+  h.ticket = tickets->issue("a1");
+  const auto first = r.join(h);
+  CHECK(first.accepted);
+  REQUIRE(r.leave(first.member));
+  // The same hello again (replayed): its ticket is used.
+  CHECK(r.join(h).reason.find("no valid join ticket") != std::string::npos);
+  // An expired ticket is refused.
+  auto brief = std::make_shared<join_tickets>(-1.0);
+  agent_roster late("1.2.3", brief);
+  h.ticket = brief->issue("a1");
+  CHECK_FALSE(late.join(h).accepted);
+  // A registry without tickets (in one process) takes any.
   agent_roster open("1.2.3");
-  CHECK(open.join(h).accepted);
+  CHECK(open.join(hello("a2", "g2")).accepted);
 }
 
 TEST_CASE("agent roster: a log line names the agent, its group and where it runs") {

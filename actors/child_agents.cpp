@@ -38,10 +38,11 @@ int agents_to_wait_for(const config::run_config& run) {
 }
 
 child_agents::child_agents(const std::string& program, const config::cluster_config& cluster,
-                           const std::string& host, std::uint16_t port, const std::string& token,
+                           const std::string& host, std::uint16_t port,
+                           std::function<std::vector<std::string>()> env, bool insecure,
                            std::function<void(const std::string&)> log)
     : log_(std::move(log)) {
-  if (!token.empty()) env_.push_back("TROUPE_TOKEN=" + token);
+  env_ = std::move(env);
   for (const auto& g : cluster.groups) {
     if (g.process != group_process::separate) continue;
     child c;
@@ -55,7 +56,8 @@ child_agents::child_agents(const std::string& program, const config::cluster_con
               "--threads",      std::to_string(g.threads),
               "--join-timeout", "30",
               "--parent",       std::to_string(::getpid())};
-    c.process = std::make_unique<child_process>(c.argv, env_);
+    if (insecure) c.argv.push_back("--insecure");
+    c.process = std::make_unique<child_process>(c.argv, env_());
     children_.push_back(std::move(c));
   }
   if (!children_.empty()) watcher_ = std::thread([this] { watch(); });
@@ -98,7 +100,7 @@ void child_agents::watch() {
       if (static_cast<int>(c.respawns.size()) >= max_respawns) continue;  // said once below
       c.respawns.push_back(now);
       try {
-        c.process = std::make_unique<child_process>(c.argv, env_);
+        c.process = std::make_unique<child_process>(c.argv, env_());
         log_("child agent " + c.group + " ended (" + why + "); started again (" +
              std::to_string(c.respawns.size()) + " of " + std::to_string(max_respawns) +
              " in a minute)");

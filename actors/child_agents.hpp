@@ -33,10 +33,12 @@ class child_agents {
 
   // Starts `program agent --join HOST:PORT --group G --name G ... --parent PID` for each
   // separate group of `cluster`; `host` is where the run listens (a listener bound to one
-  // address takes no connection on loopback). The token, when set, goes through the environment
-  // (TROUPE_TOKEN), never the command line. `log` gets a line per respawn.
+  // address takes no connection on loopback). Secrets go through the environment `env` gives
+  // at each start (TROUPE_TOKEN=..., TROUPE_CA=...: a respawn gets a rotated token), never the
+  // command line; `insecure` adds --insecure. `log` gets a line per respawn.
   child_agents(const std::string& program, const config::cluster_config& cluster,
-               const std::string& host, std::uint16_t port, const std::string& token,
+               const std::string& host, std::uint16_t port,
+               std::function<std::vector<std::string>()> env, bool insecure,
                std::function<void(const std::string&)> log);
   ~child_agents();  // stop(5)
   child_agents(const child_agents&) = delete;
@@ -56,7 +58,7 @@ class child_agents {
   };
   void watch();
 
-  std::vector<std::string> env_;
+  std::function<std::vector<std::string>()> env_;
   std::function<void(const std::string&)> log_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <filesystem>
 #include <mutex>
+#include <thread>
 
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
@@ -13,14 +16,17 @@
 #include "actors/agent_registry.hpp"
 #include "actors/caf_compat.hpp"
 #include "actors/child_agents.hpp"
+#include "actors/control_tls.hpp"
 #include "actors/metrics_hub.hpp"
 #include "actors/task_manager.hpp"
 #include "collectives/codecs/codec.hpp"
 #include "collectives/store_actor.hpp"
+#include "core/cluster_keys.hpp"
 #include "core/error.hpp"
 #include "core/fault_spec.hpp"
 #include "core/job_rules.hpp"
 #include "core/launcher_env.hpp"
+#include "core/secret.hpp"
 
 namespace troupe {
 namespace {
@@ -58,6 +64,8 @@ struct runtime::impl {
   caf::actor tm;
   caf::actor registry;  // with opts.listen
   std::uint16_t port = 0;
+  std::shared_ptr<const cluster_keys> keys;              // with listen, unless insecure
+  std::shared_ptr<actors::join_endpoint> join_endpoint;  // with listen
   std::shared_ptr<actors::agent_records> agents;
   std::shared_ptr<actors::agent_directory> directory;  // with listen
   std::unique_ptr<actors::child_agents> children;      // process: separate groups
@@ -65,6 +73,11 @@ struct runtime::impl {
   // interrupt() before start() made the task manager: it is told when it exists.
   std::mutex interrupt_mu;
   bool interrupted = false;
+  // --insecure with a listener: the warning every minute.
+  std::thread insecure_warnings;
+  std::mutex warn_mu;
+  std::condition_variable warn_cv;
+  bool warn_stop = false;
 };
 
 runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make_unique<impl>()) {
@@ -86,13 +99,10 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
     if (!opts.service)
       opts.wait_agents = std::max(opts.wait_agents, actors::agents_to_wait_for(cfg));
   }
-  if (!opts.listen.empty()) {
-    const auto where = parse_join(opts.listen, "--listen", true);
-    if (!is_loopback(where.host) && opts.join_token.empty() && !opts.insecure)
-      throw input_error("--listen " + opts.listen +
-                        ": a listener beyond loopback needs a join token (--token or "
-                        "TROUPE_TOKEN), or --insecure to let any host that reaches it join");
-  }
+  if (!opts.listen.empty()) parse_join(opts.listen, "--listen", true);
+  if (!opts.join_token.empty() && opts.join_token.size() < 16)
+    throw input_error("--token: a join token must be at least 16 characters");
+  register_secret(opts.join_token);
   for (const auto& j : cfg.jobs) {
     check_job(j);
     if (!opts.resume_dir.empty() && !config::checkpoints_possible(j))
@@ -107,7 +117,18 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
 }
 
 runtime::~runtime() {
+  if (impl_->insecure_warnings.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(impl_->warn_mu);
+      impl_->warn_stop = true;
+    }
+    impl_->warn_cv.notify_all();
+    impl_->insecure_warnings.join();
+  }
   if (!impl_->sys) return;
+  // Agents can no longer join once the run ends.
+  impl_->join_endpoint.reset();
+  actors::set_control_tls_log(nullptr);
   if (impl_->children) impl_->children->stop_respawning();
   // A service's agents outlive it: they rejoin its next start instead of exiting.
   if (impl_->registry && !impl_->opts.service)
@@ -156,6 +177,14 @@ void runtime::start() {
   if (!impl_->opts.listen.empty()) {
     actors::use_agent_middleman(impl_->caf_cfg);
     collectives::add_store_types(impl_->caf_cfg);
+    if (!impl_->opts.insecure) {
+      const auto dir = default_state_dir(impl_->opts.state_dir);
+      impl_->keys = std::make_shared<const cluster_keys>(
+          open_cluster_keys(dir, {parse_join(impl_->opts.listen, "--listen", true).host}));
+      actors::use_control_tls(
+          impl_->caf_cfg,
+          {impl_->keys->control_cert_path, impl_->keys->control_key_path, impl_->keys->ca_path});
+    }
   }
   impl_->sys = std::make_unique<caf::actor_system>(impl_->caf_cfg);
   if (!impl_->opts.listen.empty())
@@ -182,7 +211,23 @@ void runtime::start() {
   if (!impl_->opts.listen.empty()) {
     actors::agent_listen_options lo;
     lo.address = impl_->opts.listen;
-    lo.token = impl_->opts.join_token;
+    lo.keys = impl_->keys;
+    if (impl_->keys)
+      lo.token = [given = impl_->opts.join_token, dir = impl_->keys->state_dir] {
+        return given.empty() ? read_token(dir) : given;
+      };
+    const auto hub_log = [hub = impl_->hub](const std::string& line) {
+      caf::anon_send(hub, msg::log_line{0, 0, "agents", line, {}, 0, 0.0, -1.0});
+    };
+    actors::set_control_tls_log(hub_log);
+    // Children get the token and the CA through their environment, never the command line;
+    // the token as it is at each (re)start.
+    std::function<std::vector<std::string>()> child_env = [token = lo.token, keys = impl_->keys] {
+      if (!keys) return std::vector<std::string>{};
+      return std::vector<std::string>{
+          "TROUPE_TOKEN=" + token(),
+          "TROUPE_CA=" + std::filesystem::absolute(keys->ca_path).string()};
+    };
     lo.wait_agents = impl_->opts.wait_agents;
     lo.wait_seconds = impl_->opts.agent_wait_seconds;
     lo.t0 = tmo_t0;
@@ -194,10 +239,10 @@ void runtime::start() {
     auto child_host = parse_join(impl_->opts.listen, "--listen", true).host;
     if (child_host.empty() || child_host == "0.0.0.0" || child_host == "::" || child_host == "[::]")
       child_host = "127.0.0.1";
-    lo.on_listening = [this, child_host](std::uint16_t port) {
+    lo.on_listening = [this, child_host, child_env](std::uint16_t port) {
       impl_->children = std::make_unique<actors::child_agents>(
-          impl_->opts.agent_program, impl_->cfg.cluster, child_host, port, impl_->opts.join_token,
-          [hub = impl_->hub](const std::string& line) {
+          impl_->opts.agent_program, impl_->cfg.cluster, child_host, port, child_env,
+          impl_->opts.insecure, [hub = impl_->hub](const std::string& line) {
             caf::anon_send(hub, msg::log_line{0, 0, "agents", line, {}, 0, 0.0, -1.0});
           });
     };
@@ -207,6 +252,15 @@ void runtime::start() {
     const auto l = actors::listen_for_agents(*impl_->sys, lo);
     impl_->registry = l.registry;
     impl_->port = l.port;
+    impl_->join_endpoint = l.endpoint;
+    if (impl_->opts.insecure)
+      impl_->insecure_warnings = std::thread([this, hub_log, at = impl_->opts.listen] {
+        std::unique_lock<std::mutex> lock(impl_->warn_mu);
+        while (!impl_->warn_cv.wait_for(lock, std::chrono::seconds(60),
+                                        [this] { return impl_->warn_stop; }))
+          hub_log("warning: --insecure: " + at +
+                  " takes agents from any host that reaches it, without a token or TLS");
+      });
     impl_->agents = l.records;
   }
   for (const auto& j : impl_->cfg.jobs) {

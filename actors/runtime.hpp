@@ -48,9 +48,15 @@ struct runtime_options {
   // agent_wait_seconds (then start() throws runtime_failure saying how many came).
   int wait_agents = 0;
   double agent_wait_seconds = 60.0;
-  // With listen: agents must bring this token to join (never logged). A listener on another
-  // address than loopback needs one, or `insecure` (then a warning is logged).
+  // With listen: the cluster's credentials (a CA, the control certificate, the join token) are
+  // in this state directory, made at the first start (core/cluster_keys.hpp; "": TROUPE_STATE,
+  // else ./troupe-state). Agents join over TLS with the token and hold a mutual-TLS control
+  // connection.
+  std::string state_dir;
+  // With listen: agents must bring this token instead of the state directory's (never logged).
   std::string join_token;
+  // No TLS, no token: any host that reaches the listener may join. A warning is logged at start
+  // and every minute.
   bool insecure = false;
   // The troupe executable, for `process: separate` groups: the runtime starts it as
   // `PROGRAM agent --join ...` once per such group (`troupe run` passes itself). Such a group

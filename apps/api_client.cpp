@@ -3,14 +3,20 @@
 #include <httplib.h>
 
 #include "apps/args.hpp"
+#include "core/cluster_keys.hpp"
 #include "core/error.hpp"
 #include "core/launcher_env.hpp"
+#include "core/tls_log.hpp"
 
 namespace troupe::apps {
 namespace {
 
 nlohmann::json answer_of(const std::string& url, const std::string& what,
                          const httplib::Result& res) {
+  if (!res && res.error() == httplib::Error::SSLServerVerification)
+    throw input_error("the certificate of " + url +
+                      " does not verify against the cluster CA (--ca, TROUPE_CA or "
+                      "STATE/tls/ca.crt): another cluster's, or a name not in its certificate");
   if (!res)
     throw runtime_failure("cannot reach the service at " + url + " (" +
                           httplib::to_string(res.error()) +
@@ -23,12 +29,20 @@ nlohmann::json answer_of(const std::string& url, const std::string& what,
   const std::string error = body.is_object() && body.contains("error") && body["error"].is_string()
                                 ? body["error"].get<std::string>()
                                 : "HTTP " + std::to_string(res->status);
+  if (res->status == 401)
+    throw input_error(error + " (the service's token: --token, TROUPE_TOKEN, or STATE/token)");
   if (res->status < 500) throw input_error(error);
   throw runtime_failure(url + ": " + error);
 }
 
-httplib::Client client_of(const std::string& url) {
-  httplib::Client c(url);
+httplib::Client client_of(const api_target& t) {
+  httplib::Client c(t.url);
+  if (!t.ca_path.empty()) {
+    ignore_broken_pipes();
+    c.set_ca_cert_path(t.ca_path);
+    c.enable_server_certificate_verification(true);
+  }
+  if (!t.token.empty()) c.set_bearer_token_auth(t.token);
   // Every wait has a deadline: a service that accepts and then says nothing is a failure.
   c.set_connection_timeout(5, 0);
   c.set_read_timeout(60, 0);
@@ -38,22 +52,37 @@ httplib::Client client_of(const std::string& url) {
 
 }  // namespace
 
-std::string server_url(const args& a) {
-  return a.get("server").value_or(process_env()("TROUPE_SERVER").value_or("http://127.0.0.1:7080"));
+const std::set<std::string> client_flags = {"server", "token", "ca", "state"};
+
+api_target api_target_of(const args& a) {
+  const auto env = process_env();
+  api_target t;
+  t.url = a.get("server").value_or(env("TROUPE_SERVER").value_or("https://127.0.0.1:7080"));
+  if (t.url.rfind("https://", 0) == 0) {
+    const auto keys = find_member_keys(a.get("token").value_or(""), a.get("ca").value_or(""),
+                                       default_state_dir(a.get("state").value_or("")));
+    t.token = keys.token;
+    t.ca_path = keys.ca_path;
+  } else {
+    // A service with --insecure needs no token; one given is sent anyway.
+    t.token = a.get("token").value_or(env("TROUPE_TOKEN").value_or(""));
+  }
+  return t;
 }
 
-api_client::api_client(std::string url) : url_(std::move(url)) {
-  if (!client_of(url_).is_valid()) throw input_error("--server '" + url_ + "': not an http URL");
+api_client::api_client(api_target target) : target_(std::move(target)) {
+  if (!client_of(target_).is_valid())
+    throw input_error("--server '" + target_.url + "': not an http or https URL");
 }
 
 nlohmann::json api_client::get(const std::string& path) const {
-  auto c = client_of(url_);
-  return answer_of(url_, "GET " + path, c.Get(path));
+  auto c = client_of(target_);
+  return answer_of(target_.url, "GET " + path, c.Get(path));
 }
 
 nlohmann::json api_client::post(const std::string& path, const nlohmann::json& body) const {
-  auto c = client_of(url_);
-  return answer_of(url_, "POST " + path, c.Post(path, body.dump(), "application/json"));
+  auto c = client_of(target_);
+  return answer_of(target_.url, "POST " + path, c.Post(path, body.dump(), "application/json"));
 }
 
 }  // namespace troupe::apps

@@ -14,6 +14,8 @@
 #include "apps/args.hpp"
 #include "apps/command.hpp"
 #include "apps/stop_signals.hpp"
+#include "core/cluster_keys.hpp"
+#include "core/http_server.hpp"
 #include "core/launcher_env.hpp"
 #include "service/agent_metrics.hpp"
 
@@ -40,8 +42,10 @@ int positive(const std::string& text, const std::string& what) {
 }
 
 int run(const std::vector<std::string>& argv) {
-  const args a(argv, {"join", "group", "device", "count", "threads", "name", "join-timeout",
-                      "token", "data-host", "parent", "metrics"});
+  const args a(argv,
+               {"join", "group", "device", "count", "threads", "name", "join-timeout", "token",
+                "ca", "state", "data-host", "parent", "metrics"},
+               {"insecure"});
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto env = process_env();
@@ -62,7 +66,15 @@ int run(const std::vector<std::string>& argv) {
   o.device = *kind;
   o.count = positive(flag_or_env(a, "count", env, "TROUPE_COUNT", "1"), "--count");
   o.threads = positive(flag_or_env(a, "threads", env, "TROUPE_THREADS", "1"), "--threads");
-  o.token = flag_or_env(a, "token", env, "TROUPE_TOKEN", "");
+  // The token and the CA: flags, else TROUPE_TOKEN / TROUPE_CA, else the state directory of a
+  // control process on this machine.
+  o.insecure = a.has("insecure");
+  if (!o.insecure) {
+    const auto keys = find_member_keys(a.get("token").value_or(""), a.get("ca").value_or(""),
+                                       default_state_dir(a.get("state").value_or("")));
+    o.token = keys.token;
+    o.ca_path = keys.ca_path;
+  }
   o.data_host = flag_or_env(a, "data-host", env, "TROUPE_DATA_HOST", "");
   o.parent = a.get_int("parent", 0);
   if (o.parent < 0) throw input_error("--parent must be a process id");
@@ -77,7 +89,9 @@ int run(const std::vector<std::string>& argv) {
   o.status = std::make_shared<actors::agent_status>();
   std::unique_ptr<service::agent_metrics_server> metrics;
   if (const auto at = a.get("metrics")) {
-    metrics = std::make_unique<service::agent_metrics_server>(*at, o, o.status);
+    check_loopback_or_insecure(*at, "--metrics", o.insecure);
+    metrics = std::make_unique<service::agent_metrics_server>(*at, o, o.status,
+                                                              o.insecure ? "" : o.token);
     std::fprintf(stderr, "troupe agent %s: /metrics on port %u\n", o.name.c_str(),
                  static_cast<unsigned>(metrics->port()));
   }
@@ -91,7 +105,8 @@ const command_registrar reg{
     {"agent", "offer one resource group of this host to a control process (troupe run --listen)",
      "usage: troupe agent [--join HOST:PORT] [--group NAME] [--device cpu|sim|cuda] [--count N]\n"
      "                    [--threads T] [--name ID] [--join-timeout SECONDS]\n"
-     "                    [--data-host ADDR]\n\n"
+     "                    [--data-host ADDR] [--token T] [--ca FILE] [--state DIR]\n"
+     "                    [--insecure] [--metrics HOST:PORT]\n\n"
      "  --join HOST:PORT   the control process (troupe run CONFIG --listen HOST:PORT); else\n"
      "                     TROUPE_JOIN, else MASTER_ADDR:MASTER_PORT (torchrun), else the first\n"
      "                     host of SLURM_STEP_NODELIST with TROUPE_PORT (srun)\n"
@@ -101,12 +116,17 @@ const command_registrar reg{
      "  --threads T        BLAS threads per device (TROUPE_THREADS; default 1)\n"
      "  --name ID          this agent's id (TROUPE_NAME; default agent-RANK from SLURM_PROCID\n"
      "                     or RANK, else agent-PID)\n"
-     "  --token T          the run's join token (TROUPE_TOKEN), when it has one\n"
+     "  --token T          the cluster's join token (TROUPE_TOKEN; else STATE/token)\n"
+     "  --ca FILE          the cluster CA's certificate (TROUPE_CA; else STATE/tls/ca.crt)\n"
+     "  --state DIR        the control process's state directory, on its machine\n"
+     "                     (TROUPE_STATE; default ./troupe-state)\n"
+     "  --insecure         join a control process that runs with --insecure (no TLS, no token)\n"
      "  --join-timeout S   give up after S seconds without a join (default 60); a lost control\n"
      "                     process is rejoined within the same limit\n"
      "  --data-host ADDR   the address tcp data links bind on (TROUPE_DATA_HOST; default: the\n"
      "                     interface that routes to the control process)\n"
-     "  --metrics H:P      serve /metrics (Prometheus) and /healthz there; port 0: a free one\n"
+     "  --metrics H:P      serve /metrics (Prometheus; needs the token as a bearer token) and\n"
+     "                     /healthz there; port 0: a free one; loopback unless --insecure\n"
      "  --parent PID       exit when process PID exits (troupe run sets it for the agents of\n"
      "                     process: separate groups)\n\n"
      "The agent stays joined until the run ends. When the run's config has a group of this\n"
@@ -114,8 +134,9 @@ const command_registrar reg{
      "process sends parameters and rows over ZeroMQ (ipc on the same host, tcp between hosts)\n"
      "and gets gradient sums back. A killed, stopped or cut-off agent is seen as lost within\n"
      "about a second and its work moves to the other members.\n\n"
-     "exit: 0 the run ended, 2 refused (another version, its name or group taken) or bad\n"
-     "flags, 1 no control process within --join-timeout",
+     "exit: 0 the run ended, 2 refused (another version, its name or group taken, a wrong\n"
+     "token, a control process whose certificate the CA does not sign) or bad flags, 1 no\n"
+     "control process within --join-timeout",
      run}};
 
 }  // namespace

@@ -49,7 +49,7 @@ std::string wait_for_end(const api_client& api, const std::string& id) {
 }
 
 int submit(const std::vector<std::string>& argv) {
-  const args a(argv, {"server"}, {"wait"}, {"set"});
+  const args a(argv, client_flags, {"wait"}, {"set"});
   if (a.positionals().size() != 1)
     throw input_error(
         "expected one FILE.yaml (usage: troupe submit FILE.yaml [--set PATH=VALUE ...] [--wait])");
@@ -58,7 +58,7 @@ int submit(const std::vector<std::string>& argv) {
   if (!in) throw input_error(file + ": cannot read it");
   std::ostringstream text;
   text << in.rdbuf();
-  const api_client api(server_url(a));
+  const api_client api(a);
   const auto answer =
       api.post("/api/v1/jobs", {{"file", file}, {"yaml", text.str()}, {"set", a.all("set")}});
   std::vector<std::string> ids;
@@ -78,8 +78,8 @@ int submit(const std::vector<std::string>& argv) {
 }
 
 int status(const std::vector<std::string>& argv) {
-  const args a(argv, {"server"}, {"json"});
-  const api_client api(server_url(a));
+  const args a(argv, client_flags, {"json"});
+  const api_client api(a);
   if (!a.positionals().empty()) {
     const auto j = api.get("/api/v1/jobs/" + job_id(a, "troupe status [JOB] [--json]"));
     if (a.has("json")) {
@@ -116,9 +116,9 @@ int status(const std::vector<std::string>& argv) {
 }
 
 int logs(const std::vector<std::string>& argv) {
-  const args a(argv, {"server"}, {"follow"});
+  const args a(argv, client_flags, {"follow"});
   const auto id = job_id(a, "troupe logs JOB [--follow]");
-  const api_client api(server_url(a));
+  const api_client api(a);
   std::uint64_t offset = 0;
   for (;;) {
     const auto chunk = api.get("/api/v1/jobs/" + id + "/logs?offset=" + std::to_string(offset));
@@ -133,26 +133,26 @@ int logs(const std::vector<std::string>& argv) {
 }
 
 int cancel(const std::vector<std::string>& argv) {
-  const args a(argv, {"server"});
+  const args a(argv, client_flags);
   const auto id = job_id(a, "troupe cancel JOB");
-  api_client(server_url(a)).post("/api/v1/jobs/" + id + "/cancel", json::object());
+  api_client(a).post("/api/v1/jobs/" + id + "/cancel", json::object());
   std::printf("%s: cancelling\n", id.c_str());
   return exit_ok;
 }
 
 int inject(const std::vector<std::string>& argv) {
-  const args a(argv, {"server"});
+  const args a(argv, client_flags);
   if (a.positionals().size() != 2)
     throw input_error("expected a JOB and a SPEC (usage: troupe inject JOB SPEC, e.g. kill:cpu/1)");
   const auto id = job_id(a, "troupe inject JOB SPEC");
-  api_client(server_url(a)).post("/api/v1/jobs/" + id + "/inject", {{"spec", a.positionals()[1]}});
+  api_client(a).post("/api/v1/jobs/" + id + "/inject", {{"spec", a.positionals()[1]}});
   std::printf("%s: injected %s\n", id.c_str(), a.positionals()[1].c_str());
   return exit_ok;
 }
 
 int agents(const std::vector<std::string>& argv) {
-  const args a(argv, {"server"}, {"json"});
-  const auto j = api_client(server_url(a)).get("/api/v1/agents");
+  const args a(argv, client_flags, {"json"});
+  const auto j = api_client(a).get("/api/v1/agents");
   if (a.has("json")) {
     std::printf("%s\n", j.dump(2).c_str());
     return exit_ok;
@@ -169,18 +169,22 @@ int agents(const std::vector<std::string>& argv) {
 }
 
 int drain(const std::vector<std::string>& argv) {
-  const args a(argv, {"server"});
+  const args a(argv, client_flags);
   if (a.positionals().size() != 1)
     throw input_error(
         "expected one AGENT name (usage: troupe drain AGENT; troupe agents lists them)");
   const auto name = checked_name(a.positionals()[0], "an agent name (troupe agents lists them)");
-  api_client(server_url(a)).post("/api/v1/agents/" + name + "/drain", json::object());
+  api_client(a).post("/api/v1/agents/" + name + "/drain", json::object());
   std::printf("%s: drained\n", name.c_str());
   return exit_ok;
 }
 
 const char* server_help =
-    "  --server URL   the service's HTTP API (TROUPE_SERVER; default http://127.0.0.1:7080)\n\n"
+    "  --server URL   the service's HTTP API (TROUPE_SERVER; default https://127.0.0.1:7080)\n"
+    "  --token T      the cluster's token (TROUPE_TOKEN; else STATE/token)\n"
+    "  --ca FILE      the cluster CA's certificate (TROUPE_CA; else STATE/tls/ca.crt)\n"
+    "  --state DIR    the service's state directory on this machine (TROUPE_STATE;\n"
+    "                 default ./troupe-state)\n\n"
     "exit: 0 done, 2 refused by the service (bad file, unknown job), 1 the service is\n"
     "unreachable or failed";
 

@@ -18,9 +18,11 @@
 #include <vector>
 
 #include "actors/runtime.hpp"
+#include "apps/api_security.hpp"
 #include "apps/args.hpp"
 #include "apps/command.hpp"
 #include "apps/stop_signals.hpp"
+#include "core/cluster_keys.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
 #include "core/fault_spec.hpp"
@@ -144,7 +146,7 @@ void add_faults(config::run_config& cfg, const std::vector<std::string>& specs,
 int run(const std::vector<std::string>& argv) {
   args a(argv,
          {"report", "log-dir", "resume", "fault-soak", "listen", "wait-agents", "agent-wait",
-          "token", "http", "log-format"},
+          "token", "http", "log-format", "state"},
          {"quiet", "insecure"}, {"set", "inject"});
   if (a.positionals().size() != 1)
     throw input_error(
@@ -166,6 +168,7 @@ int run(const std::vector<std::string>& argv) {
   opts.wait_agents = static_cast<int>(a.get_int("wait-agents", 0));
   opts.agent_wait_seconds = a.get_double("agent-wait", 60.0);
   opts.join_token = a.get("token").value_or(process_env()("TROUPE_TOKEN").value_or(""));
+  opts.state_dir = default_state_dir(a.get_or("state", ""));
   opts.insecure = a.has("insecure");
   opts.log_format = a.get_or("log-format", "text");
   // process: separate groups: this very executable is their agent.
@@ -200,12 +203,14 @@ int run(const std::vector<std::string>& argv) {
   if (a.has("http")) {
     service::http_options h;
     h.address = a.get_or("http", "");
-    service::check_loopback_or_insecure(h.address, "--http", opts.insecure);
     const auto host = parse_join(h.address, "--http", true).host;
+    h.security = api_security(
+        opts.state_dir, opts.join_token, h.address, opts.insecure,
+        [](const std::string& line) { std::fprintf(stderr, "troupe run: %s\n", line.c_str()); });
     backend = std::make_unique<service::run_view>(rt, opts.log_dir);
     http = std::make_unique<service::http_api>(*backend, h);
-    std::fprintf(stderr, "troupe run: dashboard on http://%s:%u/\n", host.c_str(),
-                 static_cast<unsigned>(http->port()));
+    std::fprintf(stderr, "troupe run: dashboard on %s://%s:%u/\n", opts.insecure ? "http" : "https",
+                 host.c_str(), static_cast<unsigned>(http->port()));
   }
 
   const bool quiet = a.has("quiet");
@@ -243,7 +248,8 @@ const command_registrar reg{
     {"run", "run the jobs of a config on an in-process heterogeneous cluster",
      "usage: troupe run CONFIG [--set PATH=VALUE ...] [--report FILE.json] [--log-dir DIR] "
      "[--resume DIR] [--inject SPEC ...] [--fault-soak N] [--listen HOST:PORT [--wait-agents N]\n"
-     "[--agent-wait SECONDS] [--token T | --insecure]] [--http HOST:PORT] [--quiet]\n\n"
+     "[--agent-wait SECONDS] [--state DIR] [--token T | --insecure]] [--http HOST:PORT]\n"
+     "[--quiet]\n\n"
      "  --set PATH=VALUE  override a config key by dotted path (jobs.0.epochs=1,\n"
      "                    cluster.groups.1.slowdown=4); repeatable\n"
      "  --report FILE     write the run report as JSON (docs/REPORT.md)\n"
@@ -262,10 +268,14 @@ const command_registrar reg{
      "                    picks a free one (logged as [agents] listening for agents on H:P)\n"
      "  --wait-agents N   with --listen: start the jobs once N agents joined (at most\n"
      "                    --agent-wait seconds, default 60; then exit 1)\n"
-     "  --token T         agents must bring this join token (also TROUPE_TOKEN); needed for a\n"
-     "                    --listen address beyond loopback, unless --insecure\n"
-     "  --http H:P        the dashboard (/), /metrics and the API for this run (port 0: a free\n"
-     "                    one, logged); beyond loopback only with --insecure\n\n"
+     "  --state DIR       with --listen or --http: the cluster's CA, certificates and token,\n"
+     "                    made at the first start (TROUPE_STATE; default ./troupe-state);\n"
+     "                    agents and clients on this machine find them there\n"
+     "  --token T         agents and clients must bring this token instead of STATE/token\n"
+     "                    (also TROUPE_TOKEN)\n"
+     "  --insecure        no TLS and no token on --listen and --http (a warning every minute)\n"
+     "  --http H:P        the dashboard (/), /metrics and the API for this run over HTTPS with\n"
+     "                    the token (port 0: a free one, logged)\n\n"
      "exit: 0 every job completed, 2 bad input (nothing trained), 1 a job failed",
      run}};
 

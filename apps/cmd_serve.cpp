@@ -11,9 +11,11 @@
 #include <mutex>
 #include <string>
 
+#include "apps/api_security.hpp"
 #include "apps/args.hpp"
 #include "apps/command.hpp"
 #include "apps/stop_signals.hpp"
+#include "core/cluster_keys.hpp"
 #include "core/launcher_env.hpp"
 #include "service/http_api.hpp"
 #include "service/job_service.hpp"
@@ -28,7 +30,7 @@ int run(const std::vector<std::string>& argv) {
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto env = process_env();
   service::service_options o;
-  o.state_dir = a.get_or("state", env("TROUPE_STATE").value_or("troupe-state"));
+  o.state_dir = default_state_dir(a.get_or("state", ""));
   o.cluster_file = a.get_or("cluster", "");
   o.listen = a.get_or("listen", "127.0.0.1:7070");
   o.join_token = a.get("token").value_or(env("TROUPE_TOKEN").value_or(""));
@@ -44,8 +46,8 @@ int run(const std::vector<std::string>& argv) {
   };
   service::http_options h;
   h.address = a.get_or("http", "127.0.0.1:7080");
-  service::check_loopback_or_insecure(h.address, "--http", o.insecure);
   const auto http_host = parse_join(h.address, "--http", true).host;
+  h.security = api_security(o.state_dir, o.join_token, h.address, o.insecure, o.log);
 
   std::mutex mu;
   std::condition_variable cv;
@@ -59,14 +61,25 @@ int run(const std::vector<std::string>& argv) {
   });
   service::job_service svc(o);
   service::http_api api(svc, h);
-  std::fprintf(stderr, "troupe serve: API on http://%s:%u, agents join at %s:%u\n",
-               http_host.c_str(), static_cast<unsigned>(api.port()),
+  std::fprintf(stderr, "troupe serve: API on %s://%s:%u, agents join at %s:%u\n",
+               o.insecure ? "http" : "https", http_host.c_str(), static_cast<unsigned>(api.port()),
                parse_join(o.listen, "--listen", true).host.c_str(),
                static_cast<unsigned>(svc.listen_port()));
+  if (!o.insecure)
+    std::fprintf(
+        stderr,
+        "troupe serve: agents and clients on this machine find the token and the CA in "
+        "%s; elsewhere give them --token (troupe token --state %s) and --ca %s/tls/ca.crt\n",
+        o.state_dir.c_str(), o.state_dir.c_str(), o.state_dir.c_str());
   std::fflush(stderr);
   {
     std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return stop; });
+    // --insecure: the warning again every minute while it serves.
+    while (!cv.wait_for(lock, std::chrono::seconds(60), [&] { return stop; }))
+      if (o.insecure)
+        o.log(
+            "warning: --insecure: the API and the agents' port take requests from any host "
+            "that reaches them, without a token or TLS");
   }
   // Kubernetes waits 30 s by default before SIGKILL: the jobs get stop_seconds of it.
   svc.stop(stop_seconds);
@@ -80,12 +93,15 @@ const command_registrar reg{
      "                    [--token T | --insecure] [--stop-seconds S] [--log-format F]\n\n"
      "  --cluster FILE   a YAML file with the cluster: (groups) the service runs jobs on; kept in\n"
      "                   the state directory, so a restart needs it no more\n"
-     "  --state DIR      the job database (SQLite), logs and checkpoints (TROUPE_STATE;\n"
-     "                   default ./troupe-state)\n"
+     "  --state DIR      the job database (SQLite), logs, checkpoints and the cluster's\n"
+     "                   credentials: its CA, certificates and token, made at the first start\n"
+     "                   (TROUPE_STATE; default ./troupe-state)\n"
      "  --listen H:P     where agents join (default 127.0.0.1:7070)\n"
-     "  --http H:P       the HTTP API, /healthz and /readyz (default 127.0.0.1:7080); beyond\n"
-     "                   loopback only with --insecure\n"
-     "  --token T        agents must bring this join token (also TROUPE_TOKEN)\n"
+     "  --http H:P       the HTTP API (HTTPS, bearer token), /healthz and /readyz (default\n"
+     "                   127.0.0.1:7080)\n"
+     "  --token T        agents and clients must bring this token instead of STATE/token\n"
+     "                   (also TROUPE_TOKEN)\n"
+     "  --insecure       no TLS and no token on either port (a warning every minute)\n"
      "  --stop-seconds S on SIGTERM, how long running jobs get to reach a checkpoint\n"
      "                   (default 25)\n"
      "  --log-format F   text (default) or json: each line of the jobs' log files one JSON\n"

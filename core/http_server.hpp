@@ -1,9 +1,15 @@
 #pragma once
 // An HTTP server on a thread pool of its own (cpp-httplib): routes are added to server(), then
-// start() binds (port 0: a free one) and serves until the object goes. Both of Troupe's HTTP
-// ports use it: the API of serve and `run --http` (service/http_api.hpp), and an agent's
-// /metrics (service/agent_metrics.hpp).
+// start() binds (port 0: a free one) and serves until the object goes. Troupe's HTTP ports use
+// it: the API of serve and `run --http`, the join endpoint of a listening control process, and
+// an agent's /metrics.
+//
+// Secure by default (http_security): TLS with the cluster's certificate, and every request but
+// the open paths must carry the token as `Authorization: Bearer TOKEN` (compared in constant
+// time; a missing or wrong one gets 401). Refusals and failed TLS handshakes are logged with the
+// peer's address, never with what it sent as a token.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -12,11 +18,23 @@ namespace httplib {
 class Server;
 }
 
-namespace troupe::service {
+namespace troupe {
+
+struct http_security {
+  // TLS: the certificate (chain) and key files; both empty: plain HTTP.
+  std::string cert_path, key_path;
+  // The token a request must bring, asked at each request (so a rotated token takes effect at
+  // once); null: no token needed.
+  std::function<std::string()> token;
+  // Paths served without a token (health probes, the dashboard's own files).
+  std::function<bool(const std::string& path)> open_path;
+  // Gets a line per refusal.
+  std::function<void(const std::string&)> log;
+};
 
 class http_server {
  public:
-  http_server();
+  explicit http_server(http_security security = {});
   // Stops serving and joins the thread.
   ~http_server();
   http_server(const http_server&) = delete;
@@ -26,15 +44,21 @@ class http_server {
   // Binds HOST:PORT (input_error naming `flag` and the address when it cannot) and serves.
   void start(const std::string& address, const std::string& flag);
   std::uint16_t port() const { return port_; }
+  bool tls() const { return tls_; }
 
  private:
   std::unique_ptr<httplib::Server> server_;
+  std::shared_ptr<http_security> security_;
+  bool tls_ = false;
   std::uint16_t port_ = 0;
   std::thread thread_;
 };
 
-// A listener of an API without authentication binds to loopback, unless the user says
-// --insecure: input_error naming the flag and the address otherwise.
+// A listener without authentication binds to loopback, unless the user says --insecure:
+// input_error naming the flag and the address otherwise.
 void check_loopback_or_insecure(const std::string& address, const std::string& flag, bool insecure);
 
-}  // namespace troupe::service
+// "Bearer TOKEN" -> TOKEN ("" when the header is not a bearer token).
+std::string bearer_of(const std::string& authorization);
+
+}  // namespace troupe

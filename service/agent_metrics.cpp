@@ -34,7 +34,16 @@ std::string agent_metrics_text(const actors::agent_options& o, const actors::age
 
 agent_metrics_server::agent_metrics_server(const std::string& address,
                                            actors::agent_options options,
-                                           std::shared_ptr<const actors::agent_status> status) {
+                                           std::shared_ptr<const actors::agent_status> status,
+                                           const std::string& token)
+    : http_([&] {
+        http_security s;
+        if (!token.empty()) {
+          s.token = [token] { return token; };
+          s.open_path = [](const std::string& path) { return path == "/healthz"; };
+        }
+        return s;
+      }()) {
   auto& srv = http_.server();
   srv.Get("/metrics", [options, status](const httplib::Request&, httplib::Response& res) {
     res.set_content(agent_metrics_text(options, *status),

@@ -6,9 +6,11 @@
 #include <string>
 
 #include "actors/agent.hpp"
-#include "service/http_server.hpp"
+#include "core/http_server.hpp"
 
 namespace troupe::service {
+
+using troupe::http_server;
 
 // The exposition of `status` for the agent `o` describes.
 std::string agent_metrics_text(const actors::agent_options& o, const actors::agent_status& status);
@@ -17,8 +19,10 @@ class agent_metrics_server {
  public:
   // Binds at once (input_error naming the address when it cannot) and serves /metrics and
   // /healthz until destroyed.
+  // `token` non-empty: /metrics needs it as a bearer token (/healthz is open).
   agent_metrics_server(const std::string& address, actors::agent_options options,
-                       std::shared_ptr<const actors::agent_status> status);
+                       std::shared_ptr<const actors::agent_status> status,
+                       const std::string& token = "");
   std::uint16_t port() const { return http_.port(); }
 
  private:

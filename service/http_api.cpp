@@ -159,7 +159,19 @@ void add_api_routes(httplib::Server& srv, api_backend& service, const http_optio
                                std::exception_ptr) { fail(res, 500, "internal error"); });
 }
 
-http_api::http_api(api_backend& service, http_options options) {
+bool api_open_path(const std::string& path) {
+  return path == "/healthz" || path == "/readyz" || path == "/" ||
+         (path.find('/', 1) == std::string::npos &&
+          (path.size() > 3 &&
+           (path.compare(path.size() - 3, 3, ".js") == 0 ||
+            (path.size() > 5 && path.compare(path.size() - 5, 5, ".html") == 0))));
+}
+
+http_api::http_api(api_backend& service, http_options options)
+    : http_([&] {
+        if (!options.security.open_path) options.security.open_path = api_open_path;
+        return options.security;
+      }()) {
   add_api_routes(http_.server(), service, options);
   http_.start(options.address, "--http");
 }

@@ -12,16 +12,25 @@
 #include <cstdint>
 #include <string>
 
-#include "service/http_server.hpp"
+#include "core/http_server.hpp"
 
 namespace troupe::service {
+
+using troupe::http_security;
+using troupe::http_server;
 
 class api_backend;
 
 struct http_options {
   std::string address = "127.0.0.1:7080";  // HOST:PORT; port 0 picks a free one
   std::size_t max_body_bytes = 1 << 20;    // a job file is a few KiB
+  // TLS and the bearer token (core/http_server.hpp). /healthz, /readyz and the dashboard's own
+  // files are open (a probe has no token; the dashboard asks for it, then sends it).
+  http_security security;
 };
+
+// Whether `path` is served without a token.
+bool api_open_path(const std::string& path);
 
 // The routes above, on a server of the caller's (http_api's own, or a fuzz harness's).
 void add_api_routes(httplib::Server& server, api_backend& backend, const http_options& options);

@@ -170,6 +170,7 @@ job_service::job_service(service_options o) : st_(std::make_unique<state>()) {
   ro.resume_dir = st.checkpoint_root;
   ro.listen = st.opts.listen;
   ro.join_token = st.opts.join_token;
+  ro.state_dir = st.opts.state_dir;
   ro.insecure = st.opts.insecure;
   ro.agent_program = st.opts.agent_program;
   ro.step_deadline_seconds = st.opts.step_deadline_seconds;

@@ -42,6 +42,16 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
   return dir;
 }
 
+// Every control process a test starts (and the agents and clients it starts, which inherit the
+// environment) keeps the cluster's credentials in one scratch directory of the test binary,
+// never in the working directory (the source tree, under ctest). A test that wants its own
+// cluster passes --state.
+inline const bool test_state_dir_set = [] {
+  if (!std::getenv("TROUPE_STATE"))
+    ::setenv("TROUPE_STATE", (scratch_dir("troupe-test-state") / "state").c_str(), 0);
+  return true;
+}();
+
 struct outcome {
   int code = -1;  // the exit code; -1 when killed by a signal
   std::string err;

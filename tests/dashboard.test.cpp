@@ -42,11 +42,18 @@ TEST_CASE("headless Chromium: the dashboard shows the running job and a curve of
                                 job_yaml("dash", "cpu", 100000) +
                                 "    faults: [{action: kill, target: cpu/1, step: 15}]\n");
   const int port = free_port();
-  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const std::string url = "https://127.0.0.1:" + std::to_string(port);
+  const auto state = scratch / "dash-state";
   troupe_process run(scratch, "dash-run",
                      {"run", config, "--http", "127.0.0.1:" + std::to_string(port), "--quiet",
-                      "--log-dir", (scratch / "dash-logs").string()});
+                      "--log-dir", (scratch / "dash-logs").string(), "--state", state.string()});
+  REQUIRE(wait_until(60, [&] { return std::filesystem::exists(state / "token"); }));
+  std::string token;
+  std::getline(std::ifstream(state / "token"), token);
   httplib::Client api(url);
+  api.set_ca_cert_path((state / "tls" / "ca.crt").string());
+  api.enable_server_certificate_verification(true);
+  api.set_bearer_token_auth(token);
   api.set_read_timeout(10, 0);
   REQUIRE(wait_until(120, [&] {
     const auto r = api.Get("/api/v1/jobs");
@@ -56,7 +63,18 @@ TEST_CASE("headless Chromium: the dashboard shows the running job and a curve of
   }));
 
   const auto dom = scratch / "dom.html";
-  REQUIRE(chromium("--dump-dom", url + "/", dom) == 0);
+  // Chromium trusts exactly the service's key (a user would import STATE/tls/ca.crt instead).
+  const auto spki = scratch / "dash-spki";
+  REQUIRE(std::system(("openssl x509 -in '" + (state / "tls" / "control.crt").string() +
+                       "' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst "
+                       "-sha256 -binary | base64 > '" +
+                       spki.string() + "'")
+                          .c_str()) == 0);
+  std::string pin;
+  std::getline(std::ifstream(spki), pin);
+  const std::string trust = "--ignore-certificate-errors-spki-list=" + pin + " ";
+  const std::string page_url = url + "/#token=" + token;
+  REQUIRE(chromium(trust + "--dump-dom", page_url, dom) == 0);
   std::stringstream page;
   page << std::ifstream(dom).rdbuf();
   std::smatch m;
@@ -73,7 +91,7 @@ TEST_CASE("headless Chromium: the dashboard shows the running job and a curve of
 
   const auto shot = troupe_binary().parent_path() / "dashboard.png";
   std::filesystem::remove(shot);
-  REQUIRE(chromium("--window-size=1400,1500 --screenshot='" + shot.string() + "'", url + "/",
+  REQUIRE(chromium(trust + "--window-size=1400,1500 --screenshot='" + shot.string() + "'", page_url,
                    scratch / "shot.out") == 0);
   std::ifstream png(shot, std::ios::binary);
   std::string magic(8, '\0');

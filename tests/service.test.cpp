@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include "tests/service_support.hpp"
+#include "tests/tls_support.hpp"
 
 using namespace troupe::testing;
 
@@ -20,8 +21,9 @@ TEST_CASE("serve with three agents: priorities, after:, logs --follow and cancel
   // A job on every agent holds the queue back while we look at it.
   const auto blocker = svc.submit("jobs:\n" + job_yaml("blocker", "a1, a2, a3", 1000000)).at(0);
   REQUIRE(svc.wait_state(blocker, "running", 60, 1));
-  troupe_process follow(scratch, "queue-follow",
-                        {"logs", blocker, "--follow", "--server", svc.url()});
+  troupe_process follow(
+      scratch, "queue-follow",
+      {"logs", blocker, "--follow", "--server", svc.url(), "--state", svc.state_dir()});
   const auto ids = svc.submit("jobs:\n" + job_yaml("low", "a1, a2", 40, "    priority: 1\n") +
                               job_yaml("high", "a1, a2, a3", 40, "    priority: 5\n") +
                               job_yaml("next", "a3", 40, "    priority: 9\n    after: high\n"));
@@ -206,8 +208,8 @@ TEST_CASE(
     "clients; /healthz and /readyz") {
   service svc("http");
   svc.start();
-  httplib::Client c(svc.url());
-  c.set_read_timeout(30, 0);
+  auto client = svc.http_client();
+  auto& c = *client;
   const auto error_of = [](const httplib::Result& r) {
     REQUIRE(r);
     const auto j = json::parse(r->body, nullptr, false);
@@ -237,19 +239,11 @@ TEST_CASE(
   CHECK(r->status == 200);
 
   // A client that sends half a submission and goes away: nothing is queued.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(svc.http_port()));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
   const std::string body = R"({"yaml": "jobs:\n)" + std::string(100, ' ');
-  const std::string head =
-      "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: "
-      "application/json\r\nContent-Length: 5000\r\n\r\n";
-  CHECK(::send(fd, (head + body).data(), head.size() + body.size(), MSG_NOSIGNAL) > 0);
-  ::close(fd);
+  const std::string head = "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                           svc.token() +
+                           "\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n";
+  CHECK(send_tls_and_close(svc.http_port(), head + body));
   CHECK(svc.status().at("jobs").empty());
   r = c.Get("/healthz");
   CHECK(r->status == 200);
@@ -272,6 +266,8 @@ TEST_CASE("troupe drain AGENT: the agent exits 0 and its job's share moves; no s
   REQUIRE(agent->wait_for_text(said, 30));
   const auto err = agent->err();
   httplib::Client scrape("127.0.0.1", std::stoi(err.substr(err.find(said) + said.size())));
+  CHECK(scrape.Get("/metrics")->status == 401);  // the token, as on every Troupe port
+  scrape.set_bearer_token_auth(svc.token());
   const auto got = scrape.Get("/metrics");
   REQUIRE(got);
   CHECK(got->body.find("troupe_agent_joined{agent=\"a1\"} 1\n") != std::string::npos);
@@ -300,8 +296,8 @@ TEST_CASE("/metrics: promtool accepts the exposition, and a running job's sample
   svc.start();
   const auto id = svc.submit("jobs:\n" + job_yaml("counted", "s1", 100000)).at(0);
   REQUIRE(svc.wait_state(id, "running", 60, 5));
-  httplib::Client c(svc.url());
-  c.set_read_timeout(30, 0);
+  auto client = svc.http_client();
+  auto& c = *client;
   const std::string series = "troupe_samples_total{job=\"" + id + "\"} ";
   const auto samples = [&](const std::string& text) {
     const auto at = text.find(series);

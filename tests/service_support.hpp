@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <httplib.h>
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "tests/process_support.hpp"
+#include "tests/tls_support.hpp"
 
 namespace troupe::testing {
 
@@ -90,10 +93,29 @@ class service {
       args.insert(args.end(), {"--cluster", write(name_ + "-cluster.yaml", cluster_yaml)});
     serve_ = std::make_unique<troupe_process>(service_scratch(),
                                               name_ + "-serve" + std::to_string(starts_), args);
-    REQUIRE(serve_->wait_for_text("troupe serve: API on http://", 60));
+    REQUIRE(serve_->wait_for_text("troupe serve: API on https://", 60));
   }
   troupe_process& process() { return *serve_; }
-  std::string url() const { return "http://" + http_; }
+  std::string url() const { return "https://" + http_; }
+  // The service's token and CA (made at its first start), as a client on this machine finds them.
+  std::string token() const {
+    std::ifstream in(std::filesystem::path(state_) / "token");
+    std::string t;
+    std::getline(in, t);
+    return t;
+  }
+  std::string ca_path() const {
+    return (std::filesystem::path(state_) / "tls" / "ca.crt").string();
+  }
+  // An HTTPS client of the API that checks the service's certificate and brings the token.
+  std::unique_ptr<httplib::Client> http_client() const {
+    auto c = std::make_unique<httplib::Client>(url());
+    c->set_ca_cert_path(ca_path());
+    c->enable_server_certificate_verification(true);
+    c->set_bearer_token_auth(token());
+    c->set_read_timeout(30, 0);
+    return c;
+  }
   int http_port() const { return std::stoi(http_.substr(http_.rfind(':') + 1)); }
   const std::string& state_dir() const { return state_; }
 
@@ -101,9 +123,9 @@ class service {
   std::unique_ptr<troupe_process> agent(const std::string& group,
                                         const std::vector<std::string>& extra = {}) {
     const auto joins = count_joins(group);
-    std::vector<std::string> args = {"agent", "--join",         listen_, "--group",
-                                     group,   "--name",         group,   "--device",
-                                     "sim",   "--join-timeout", "120"};
+    std::vector<std::string> args = {"agent",  "--join",  listen_,    "--group", group,
+                                     "--name", group,     "--device", "sim",     "--join-timeout",
+                                     "120",    "--state", state_};
     args.insert(args.end(), extra.begin(), extra.end());
     auto p = std::make_unique<troupe_process>(service_scratch(), name_ + "-agent-" + group, args);
     REQUIRE(serve_->wait_for_text("joined: agent " + group + " ", 60, joins + 1));
@@ -112,7 +134,7 @@ class service {
 
   // `troupe CLIENT ARGS --server URL`: its exit code and stdout.
   std::pair<int, std::string> client(std::vector<std::string> args) {
-    args.insert(args.end(), {"--server", url()});
+    args.insert(args.end(), {"--server", url(), "--state", state_});
     troupe_process p(service_scratch(), name_ + "-client", args);
     const auto code = p.wait_for_exit(60);
     REQUIRE(code.has_value());

@@ -7,8 +7,26 @@ const view = { selected: null, report: null, charts: {} };
 const palette = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#4b5563',
                  '#db2777'];
 
+// The API wants the cluster's token as a bearer token. Open the page as /#token=TOKEN (what
+// `troupe serve` prints points there); the token is kept for this tab only and taken out of the
+// address bar, so it is neither in the history nor sent to the server in a URL.
+function apiToken() {
+  const m = location.hash.match(/token=([^&]+)/);
+  if (m) {
+    sessionStorage.setItem('troupe-token', decodeURIComponent(m[1]));
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+  return sessionStorage.getItem('troupe-token');
+}
+
 async function getJSON(url) {
-  const r = await fetch(url, { cache: 'no-store' });
+  const token = apiToken();
+  const headers = token ? { Authorization: 'Bearer ' + token } : {};
+  const r = await fetch(url, { cache: 'no-store', headers });
+  if (r.status === 401) {
+    document.getElementById('source').textContent =
+        'needs the token: open this page as /#token=TOKEN (troupe token prints it)';
+  }
   if (!r.ok) throw new Error(url + ': HTTP ' + r.status);
   return r.json();
 }

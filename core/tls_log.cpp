@@ -1,0 +1,67 @@
+#include "core/tls_log.hpp"
+
+#include <netdb.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+namespace troupe {
+namespace {
+
+int log_index() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+void on_info(const SSL* ssl, int where, int ret) {
+  if (!(where & SSL_CB_ALERT)) return;
+  // Only fatal alerts end a connection; a close_notify warning is an ordinary goodbye.
+  if (std::string(SSL_alert_type_string(ret)) != "F") return;
+  // After the handshake a fatal alert is a connection ending (a peer gone): the one who holds
+  // the connection says so in its own words.
+  if (SSL_is_init_finished(ssl)) return;
+  auto* log = static_cast<const std::function<void(const std::string&)>*>(
+      SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), log_index()));
+  if (!log || !*log) return;
+  const auto peer = peer_of_socket(SSL_get_fd(ssl));
+  // No peer: the connection is gone already (a peer that went away mid-handshake), not refused.
+  if (peer == "unknown peer") return;
+  const bool sent = where & SSL_CB_WRITE;
+  std::string why = SSL_alert_desc_string_long(ret);
+  if (why == "unknown") why = "alert " + std::to_string(ret & 0xff);
+  // What OpenSSL found wrong on our side (no certificate, one from another CA, not TLS at all).
+  if (sent)
+    if (const auto e = ERR_peek_last_error())
+      if (const char* reason = ERR_reason_error_string(e)) why += ": " + std::string(reason);
+  (*log)(std::string("refused a TLS connection from ") + peer + ": " +
+         (sent ? "" : "the peer refused us: ") + why +
+         (sent ? "" : " (it does not trust this cluster's certificate, or we do not trust its)"));
+}
+
+}  // namespace
+
+std::string peer_of_socket(int fd) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    return "unknown peer";
+  char host[NI_MAXHOST], port[NI_MAXSERV];
+  if (::getnameinfo(reinterpret_cast<sockaddr*>(&a), len, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return "unknown peer";
+  return std::string(host) + ":" + port;
+}
+
+void ignore_broken_pipes() {
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore, nullptr);
+}
+
+void log_tls_failures(ssl_ctx_st* ctx, const std::function<void(const std::string&)>* log) {
+  SSL_CTX_set_ex_data(ctx, log_index(), const_cast<std::function<void(const std::string&)>*>(log));
+  SSL_CTX_set_info_callback(ctx, on_info);
+}
+
+}  // namespace troupe

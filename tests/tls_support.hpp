@@ -1,0 +1,67 @@
+#pragma once
+// A raw client for tests that play a peer Troupe did not invite: connect to a loopback port,
+// optionally complete a TLS handshake (checking nothing, as an attacker would), send bytes and
+// go away.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+
+namespace troupe::testing {
+
+// A test plays TLS clients whose peer may close first: a write then fails instead of raising
+// SIGPIPE, as in Troupe's own processes.
+inline const bool broken_pipes_ignored = [] {
+  ::signal(SIGPIPE, SIG_IGN);
+  return true;
+}();
+
+// Connects to 127.0.0.1:`port` (-1 when it cannot).
+inline int connect_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `bytes` in the clear and closes.
+inline void send_plain_and_close(int port, const std::string& bytes) {
+  const int fd = connect_loopback(port);
+  REQUIRE(fd >= 0);
+  ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  ::close(fd);
+}
+
+// Completes a TLS handshake without a certificate of its own, sends `bytes` inside it and
+// closes. Returns whether the handshake succeeded (a port that requires a client certificate
+// refuses it).
+inline bool send_tls_and_close(int port, const std::string& bytes) {
+  const int fd = connect_loopback(port);
+  REQUIRE(fd >= 0);
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, fd);
+  const bool shook = SSL_connect(ssl) == 1;
+  if (shook && !bytes.empty()) SSL_write(ssl, bytes.data(), static_cast<int>(bytes.size()));
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
+  ::close(fd);
+  return shook;
+}
+
+}  // namespace troupe::testing
