@@ -43,7 +43,8 @@ enroll_answer enroll(const enroll_request& r) {
     // The server's certificate, checked inside a handshake of our own first: a mismatch ends
     // with an alert, which the control process logs with our address.
     bool reached = false;
-    const auto bad = probe_server_certificate(r.host, r.port, r.ca_path, r.timeout_seconds, reached);
+    const auto bad =
+        probe_server_certificate(r.host, r.port, r.ca_path, r.timeout_seconds, reached);
     if (!reached) return failed(outcome::unreachable, where + ": " + bad);
     if (bad == "no TLS handshake")
       return failed(outcome::unreachable, "no TLS handshake with " + where +

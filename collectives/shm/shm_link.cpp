@@ -3,11 +3,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <mutex>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <optional>
 
 #include "collectives/shm/shm_ring.hpp"

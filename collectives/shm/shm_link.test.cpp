@@ -91,7 +91,8 @@ TEST_CASE("shared memory: a peer that closes mid-operation is named; a silent on
   MESSAGE("rank 2 failed after " << took[2] << " s");
 }
 
-TEST_CASE("shm: a segment left by a dead process is removed at the next start; a live one's stays") {
+TEST_CASE(
+    "shm: a segment left by a dead process is removed at the next start; a live one's stays") {
   // A pid that is surely gone: a child that has exited and been reaped.
   const pid_t child = ::fork();
   if (child == 0) ::_exit(0);
