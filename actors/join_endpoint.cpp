@@ -28,7 +28,9 @@ http_security security_of(const join_endpoint_options& o) {
 
 void answer(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  // Text from the request (a path, a name) may be any bytes: invalid UTF-8 is replaced rather
+  // than thrown past the server (which would end the process).
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 }  // namespace

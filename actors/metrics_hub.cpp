@@ -7,6 +7,7 @@
 
 #include "actors/payloads.hpp"
 #include "core/json_log.hpp"
+#include "core/secret.hpp"
 
 namespace troupe::actors {
 namespace {
@@ -101,8 +102,11 @@ caf::behavior metrics_hub(stateful<hub_state>* self,
       },
       // A policy actor (share_allocator) asks for every step_metrics from now on.
       [=](msg::subscribe_atom, const caf::actor& a) { self->state.policy_actors.push_back(a); },
-      [=](const msg::log_line& l) {
+      [=](const msg::log_line& line) {
         auto& st = self->state;
+        // Every line passes redact() once, here: no secret reaches a log, a callback or an event.
+        msg::log_line l = line;
+        l.text = redact(std::move(l.text));
         write(st, l.name, l.generation, l.text);
         for (const auto& f : st.subscribers->on_log) f(l.name, l.text);
         if (l.kind.empty() || st.subscribers->on_event.empty()) return;

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include <caf/scoped_actor.hpp>
@@ -359,7 +360,14 @@ std::unique_ptr<devices::device> make_remote_device(caf::actor_system& sys,
                                   " within " + std::to_string(static_cast<int>(setup_seconds)) +
                                   " s");
   if (!answer.accepted)
-    throw troupe::runtime_failure(who + " cannot host " + setup.device.name + ": " + answer.reason);
+    throw troupe::runtime_failure(who + " cannot host " + setup.device.name + ": " +
+                                  answer.reason.substr(0, 300));
+  // From another process: a capability that is not a positive finite number would poison the
+  // split (and CAF 0.17's serialiser loops forever on an infinity, were it ever sent on).
+  if (!(answer.capability > 0) || !std::isfinite(answer.capability) || answer.capability > 1e12)
+    throw troupe::runtime_failure(who +
+                                  " answered a device capability that is not a positive "
+                                  "finite number");
 
   ring_endpoint endpoint;
   endpoint.store = std::make_shared<collectives::actor_store>(sys, setup.agents->store());

@@ -17,6 +17,7 @@
 #include "core/cluster_keys.hpp"
 #include "core/http_server.hpp"
 #include "core/launcher_env.hpp"
+#include "core/secret.hpp"
 #include "service/agent_metrics.hpp"
 
 namespace troupe::apps {
@@ -96,7 +97,7 @@ int run(const std::vector<std::string>& argv) {
                  static_cast<unsigned>(metrics->port()));
   }
   return actors::run_agent(o, [&](const std::string& line) {
-    std::fprintf(stderr, "troupe agent %s: %s\n", o.name.c_str(), line.c_str());
+    std::fprintf(stderr, "troupe agent %s: %s\n", o.name.c_str(), redact(line).c_str());
     std::fflush(stderr);
   });
 }

@@ -83,7 +83,7 @@ int status(const std::vector<std::string>& argv) {
   if (!a.positionals().empty()) {
     const auto j = api.get("/api/v1/jobs/" + job_id(a, "troupe status [JOB] [--json]"));
     if (a.has("json")) {
-      std::printf("%s\n", j.dump(2).c_str());
+      std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
       return exit_ok;
     }
     std::printf("%s  %s  priority %s  starts %s%s%s\n", text_of(j, "id").c_str(),
@@ -104,7 +104,7 @@ int status(const std::vector<std::string>& argv) {
   }
   const auto j = api.get("/api/v1/jobs");
   if (a.has("json")) {
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return exit_ok;
   }
   std::printf("%-24s %-10s %8s %8s  %s\n", "JOB", "STATE", "PRIORITY", "STEP", "WHY");
@@ -154,7 +154,7 @@ int agents(const std::vector<std::string>& argv) {
   const args a(argv, client_flags, {"json"});
   const auto j = api_client(a).get("/api/v1/agents");
   if (a.has("json")) {
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return exit_ok;
   }
   std::printf("%-16s %-10s %-8s %5s %-8s %s\n", "AGENT", "GROUP", "DEVICE", "COUNT", "HEALTH",

@@ -28,6 +28,7 @@
 #include "core/fault_spec.hpp"
 #include "core/json_log.hpp"
 #include "core/launcher_env.hpp"
+#include "core/secret.hpp"
 #include "service/http_api.hpp"
 #include "service/run_view.hpp"
 
@@ -209,6 +210,10 @@ int run(const std::vector<std::string>& argv) {
         [](const std::string& line) { std::fprintf(stderr, "troupe run: %s\n", line.c_str()); });
     backend = std::make_unique<service::run_view>(rt, opts.log_dir);
     http = std::make_unique<service::http_api>(*backend, h);
+    if (opts.insecure)
+      std::fprintf(stderr,
+                   "troupe run: warning: --insecure: the dashboard and API take requests "
+                   "without a token or TLS\n");
     std::fprintf(stderr, "troupe run: dashboard on %s://%s:%u/\n", opts.insecure ? "http" : "https",
                  host.c_str(), static_cast<unsigned>(http->port()));
   }
@@ -236,7 +241,8 @@ int run(const std::vector<std::string>& argv) {
     if (!parent.empty()) std::filesystem::create_directories(parent);
     std::ofstream out(report_path);
     if (!out) throw runtime_failure("cannot write the report to " + report_path);
-    out << to_json(report).dump(2) << '\n';
+    out << redact(to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace))
+        << '\n';
     if (!quiet) std::printf("report: %s  logs: %s/\n", report_path.c_str(), opts.log_dir.c_str());
   }
   std::lock_guard<std::mutex> lock(stop_mu);

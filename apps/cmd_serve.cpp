@@ -17,6 +17,7 @@
 #include "apps/stop_signals.hpp"
 #include "core/cluster_keys.hpp"
 #include "core/launcher_env.hpp"
+#include "core/secret.hpp"
 #include "service/http_api.hpp"
 #include "service/job_service.hpp"
 
@@ -41,7 +42,7 @@ int run(const std::vector<std::string>& argv) {
   std::error_code self_error;
   o.agent_program = std::filesystem::read_symlink("/proc/self/exe", self_error).string();
   o.log = [](const std::string& line) {
-    std::fprintf(stderr, "troupe serve: %s\n", line.c_str());
+    std::fprintf(stderr, "troupe serve: %s\n", redact(line).c_str());
     std::fflush(stderr);
   };
   service::http_options h;

@@ -14,7 +14,24 @@ int log_index() {
   return index;
 }
 
+void free_peer(void*, void* ptr, CRYPTO_EX_DATA*, int, long, void*) {
+  delete static_cast<std::string*>(ptr);
+}
+
+// The peer's address, noted when the handshake starts: a peer that breaks it off may reset the
+// connection, after which the socket no longer says who it was.
+int peer_index() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, free_peer);
+  return index;
+}
+
 void on_info(const SSL* ssl, int where, int ret) {
+  if (where & SSL_CB_HANDSHAKE_START) {
+    auto* s = const_cast<SSL*>(ssl);
+    if (!SSL_get_ex_data(s, peer_index()))
+      SSL_set_ex_data(s, peer_index(), new std::string(peer_of_socket(SSL_get_fd(ssl))));
+    return;
+  }
   if (!(where & SSL_CB_ALERT)) return;
   // Only fatal alerts end a connection; a close_notify warning is an ordinary goodbye.
   if (std::string(SSL_alert_type_string(ret)) != "F") return;
@@ -24,16 +41,18 @@ void on_info(const SSL* ssl, int where, int ret) {
   auto* log = static_cast<const std::function<void(const std::string&)>*>(
       SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), log_index()));
   if (!log || !*log) return;
-  const auto peer = peer_of_socket(SSL_get_fd(ssl));
-  // No peer: the connection is gone already (a peer that went away mid-handshake), not refused.
-  if (peer == "unknown peer") return;
+  const auto* noted = static_cast<const std::string*>(SSL_get_ex_data(ssl, peer_index()));
+  const auto peer = noted ? *noted : peer_of_socket(SSL_get_fd(ssl));
   const bool sent = where & SSL_CB_WRITE;
+  const unsigned long e = sent ? ERR_peek_last_error() : 0;
+  // The connection ended under us (a peer gone mid-handshake): nobody refused anybody.
+  if (peer == "unknown peer" || (e && ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING))
+    return;
   std::string why = SSL_alert_desc_string_long(ret);
   if (why == "unknown") why = "alert " + std::to_string(ret & 0xff);
   // What OpenSSL found wrong on our side (no certificate, one from another CA, not TLS at all).
-  if (sent)
-    if (const auto e = ERR_peek_last_error())
-      if (const char* reason = ERR_reason_error_string(e)) why += ": " + std::string(reason);
+  if (e)
+    if (const char* reason = ERR_reason_error_string(e)) why += ": " + std::string(reason);
   (*log)(std::string("refused a TLS connection from ") + peer + ": " +
          (sent ? "" : "the peer refused us: ") + why +
          (sent ? "" : " (it does not trust this cluster's certificate, or we do not trust its)"));

@@ -17,7 +17,9 @@ using json = nlohmann::json;
 
 void reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  // Text from the request (a path, a name) may be any bytes: invalid UTF-8 is replaced rather
+  // than thrown past the server (which would end the process).
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 void fail(httplib::Response& res, int status, const std::string& error) {

@@ -9,6 +9,7 @@
 
 #include "core/config_load.hpp"
 #include "core/job_rules.hpp"
+#include "core/secret.hpp"
 #include "service/live_jobs.hpp"
 
 namespace troupe::service {
@@ -114,7 +115,9 @@ struct job_service::state {
       }
     }
     live.on_end(r);
-    store->finish(r.name, status, to_json(r).dump(), r.error);
+    store->finish(r.name, status,
+                  redact(to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)),
+                  redact(r.error));
   }
 
   // The task manager's schedule events for a job (its log lines named by the id): "started on

@@ -134,7 +134,7 @@ class transaction {
 // nlohmann refuses invalid UTF-8; that is the caller's input, not a runtime failure.
 std::string json_array(const std::vector<std::string>& v, const std::string& what) {
   try {
-    return nlohmann::json(v).dump();
+    return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   } catch (const nlohmann::json::exception&) {
     throw input_error(what + " is not valid UTF-8");
   }

@@ -13,6 +13,12 @@
 #include <regex>
 #include <sstream>
 
+#include <caf/io/middleman.hpp>
+
+#include "actors/agent_registry.hpp"
+#include "actors/caf_compat.hpp"
+#include "actors/control_tls.hpp"
+#include "collectives/store_actor.hpp"
 #include "core/cluster_keys.hpp"
 #include "core/pki.hpp"
 #include "tests/listening_ports.hpp"
@@ -135,6 +141,14 @@ TEST_CASE(
   }));
   CHECK(run.out().find("certificate verify failed") != std::string::npos);
 
+  // An agent named like the token (names are logged): the run refuses it (no such group) and
+  // its log line says [redacted] where the name was.
+  troupe_process named(scratch, "a-named",
+                       {"agent", "--join", at, "--name", token, "--group", "nogroup", "--device",
+                        "sim", "--state", state.string(), "--join-timeout", "20"});
+  CHECK(named.wait_for_exit(60) == 2);
+  CHECK(run.wait_for_text("refused agent '[redacted]'", 30));
+
   // The right agent (its token and CA from the state directory) joins, and the job runs.
   troupe_process right(scratch, "a-right",
                        {"agent", "--join", at, "--name", "r", "--group", "far", "--device", "sim",
@@ -212,6 +226,11 @@ TEST_CASE(
       send_plain_and_close(port, p);
       send_tls_and_close(port, p);
     }
+  // A path that is not UTF-8 ends up in the error's JSON: replaced, not thrown (it once ended
+  // the process; found by the http_request fuzz target).
+  const auto odd = api.Get("/%FF%FE");
+  REQUIRE(odd);
+  CHECK(odd->status == 404);
   CHECK(api.Get("/healthz")->status == 200);
   CHECK(run.wait_for_exit(240) == 0);
   CHECK(agent.wait_for_exit(30) == 0);
@@ -239,4 +258,71 @@ TEST_CASE("--insecure says so at start, and works without a token") {
                         "--group", "far", "--device", "sim", "--insecure", "--join-timeout", "30"});
   CHECK(run.wait_for_exit(120) == 0);
   CHECK(agent.wait_for_exit(30) == 0);
+}
+
+TEST_CASE("a hello replayed on the control port is refused, and logged with the peer's address") {
+  // The run waits for two agents that never both come: it is up for the whole test.
+  const auto config = scratch / "replay.yaml";
+  std::ofstream(config) << "cluster:\n  groups:\n    - {name: cpu, device: cpu, count: 1}\n"
+                           "jobs:\n  - name: idle\n"
+                           "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 64}}\n"
+                           "    model: {kind: mlp, hidden: [4]}\n    batch: 16\n    epochs: 1\n";
+  const auto state = scratch / "r-state";
+  troupe_process run(scratch, "r-run",
+                     {"run", config.string(), "--listen", "127.0.0.1:0", "--wait-agents", "2",
+                      "--agent-wait", "120", "--state", state.string()});
+  const int join = port_after(run, "listening for agents on 127.0.0.1:");
+
+  // This test process plays the agent, step by step: a key, a certificate request, the join.
+  const auto key = troupe::pki::make_key();
+  httplib::SSLClient enroll("127.0.0.1", join);
+  enroll.set_ca_cert_path((state / "tls" / "ca.crt").string());
+  enroll.enable_server_certificate_verification(true);
+  enroll.set_bearer_token_auth(first_line(state / "token"));
+  const json request = {{"version", troupe::actors::troupe_version()},
+                        {"name", "replayer"},
+                        {"csr", troupe::pki::make_request(key, "replayer")}};
+  const auto answer = enroll.Post("/join", request.dump(), "application/json");
+  REQUIRE(answer);
+  REQUIRE(answer->status == 200);
+  const auto granted = json::parse(answer->body);
+  std::ofstream(scratch / "replayer.key") << key;
+  std::ofstream(scratch / "replayer.crt") << granted.at("certificate").get<std::string>();
+
+  caf::actor_system_config cfg;
+  troupe::actors::register_types(cfg);
+  troupe::collectives::add_store_types(cfg);
+  troupe::actors::use_agent_middleman(cfg);
+  troupe::actors::use_control_tls(
+      cfg, {(scratch / "replayer.crt").string(), (scratch / "replayer.key").string(),
+            (state / "tls" / "ca.crt").string()});
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  caf::actor registry;
+  self->request(troupe::actors::tls_middleman(sys), std::chrono::seconds(10), caf::connect_atom_v,
+                std::string("127.0.0.1"), granted.at("control_port").get<std::uint16_t>())
+      .receive([&](const caf::node_id&, caf::strong_actor_ptr& p,
+                   const std::set<std::string>&) { registry = caf::actor_cast<caf::actor>(p); },
+               [&](caf::error& e) { FAIL("cannot connect: " << sys.render(e)); });
+  REQUIRE(registry);
+  troupe::msg::agent_hello hello;
+  hello.version = troupe::actors::troupe_version();
+  hello.name = "replayer";
+  hello.group = "g";
+  hello.host = "test";
+  hello.ticket = granted.at("ticket").get<std::string>();
+  const auto say = [&] {
+    troupe::msg::agent_answer a;
+    self->request(registry, std::chrono::seconds(10), hello)
+        .receive([&](troupe::msg::agent_answer& got) { a = std::move(got); },
+                 [&](caf::error& e) { a.reason = sys.render(e); });
+    return a;
+  };
+  CHECK(say().accepted);
+  // The same message again: its ticket is spent.
+  const auto replayed = say();
+  CHECK_FALSE(replayed.accepted);
+  CHECK(replayed.reason.find("no valid join ticket") != std::string::npos);
+  CHECK(run.wait_for_text("refused agent 'replayer': no valid join ticket", 30));
+  CHECK(run.wait_for_text("(from 127.0.0.1:", 30));
 }
