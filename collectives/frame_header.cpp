@@ -4,6 +4,8 @@
 
 #include <exception>
 
+#include "collectives/bounded_unpack.hpp"
+
 namespace troupe::collectives {
 namespace {
 
@@ -27,7 +29,7 @@ std::string pack_frame_header(const message_header& h) {
 
 bool unpack_frame_header(const void* data, std::size_t size, message_header& h) {
   try {
-    auto handle = msgpack::unpack(static_cast<const char*>(data), size);
+    auto handle = bounded_unpack(data, size);
     const msgpack::object& o = handle.get();
     if (o.type != msgpack::type::ARRAY || o.via.array.size != header_fields) return false;
     const msgpack::object* f = o.via.array.ptr;
