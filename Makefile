@@ -1,11 +1,14 @@
 # Front door. `make demo` and `make test` each install what is missing, build, then run.
 BUILD   ?= build
 SANITIZE_BUILD ?= build-sanitize
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 600
 JOBS    ?= $(shell nproc)
 CMAKE_BUILD_TYPE ?= Release
 DEMO_CONFIG ?= config/fashion_mlp.yaml
 
-.PHONY: all build deps configure test bench soak sanitize demo format format-check bench-deps clean
+.PHONY: all build deps configure test bench soak sanitize fuzz-build fuzz fuzz-ci demo format \
+        format-check bench-deps clean
 
 all: build
 
@@ -42,6 +45,20 @@ sanitize: deps
 	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_SANITIZE=ON
 	cmake --build $(SANITIZE_BUILD) -j $(JOBS)
 	cd $(SANITIZE_BUILD) && $(SANITIZE_ENV) ctest --output-on-failure -j $(JOBS) --timeout 1200 -LE 'perf|cluster|soak'
+
+# The fuzz targets of tests/fuzz as libFuzzer binaries (clang, ASan + UBSan) in their own
+# directory, each run for FUZZ_SECONDS on a working corpus under $(FUZZ_BUILD)/corpus
+# (tools/fuzz.sh). `make test` only replays the committed inputs.
+fuzz-build: deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTROUPE_FUZZ=ON -DTROUPE_CUDA=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz
+
+fuzz: fuzz-build
+	tools/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_SECONDS=20
 
 demo: build
 	$(BUILD)/troupe run $(DEMO_CONFIG) --report $(BUILD)/demo-report.json

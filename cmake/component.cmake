@@ -3,7 +3,8 @@
 #   troupe_component(NAME DIR [DEPS targets...])
 #
 # Sources are globbed with CONFIGURE_DEPENDS so adding a file needs no CMake edit. Files under a
-# `cuda/` sub-folder and `*.cu` are built only when CUDA is enabled.
+# `cuda/` sub-folder and `*.cu` are built only when CUDA is enabled; files under a `fuzz/`
+# sub-folder are fuzz targets, built by cmake/fuzz.cmake (each defines the same entry point).
 set(TROUPE_WARNINGS -Wall -Wextra)
 # Nothing here reads errno after a math call; without this, std::sqrt blocks vectorisation of
 # the optimizer loops (they run on the critical path of every synchronous step).
@@ -18,7 +19,11 @@ function(troupe_component name dir)
   set(_srcs)
   set(_tests)
   foreach(f ${_all})
-    if(f MATCHES "\\.test\\.cpp$")
+    # Matched below the source root only: a checkout may itself sit under a folder named fuzz.
+    file(RELATIVE_PATH _in_tree ${CMAKE_SOURCE_DIR} ${f})
+    if(_in_tree MATCHES "(^|/)fuzz/")
+      continue()
+    elseif(f MATCHES "\\.test\\.cpp$")
       list(APPEND _tests ${f})
     elseif(f MATCHES "/cuda/" OR f MATCHES "\\.cu$")
       if(TROUPE_HAVE_CUDA)

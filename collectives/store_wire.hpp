@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/bounded_unpack.hpp"
 #include "core/names.hpp"
 
 namespace troupe::collectives::wire {
@@ -68,7 +69,7 @@ inline std::string pack(const store_reply& r) {
 
 // Both throw std::exception on malformed input.
 inline store_request unpack_request(const void* data, std::size_t size) {
-  auto handle = msgpack::unpack(static_cast<const char*>(data), size);
+  auto handle = bounded_unpack(data, size);
   const msgpack::object& o = handle.get();
   if (o.type != msgpack::type::ARRAY || o.via.array.size < 2)
     throw std::runtime_error("not an array");
@@ -90,7 +91,7 @@ inline store_request unpack_request(const void* data, std::size_t size) {
 }
 
 inline store_reply unpack_reply(const void* data, std::size_t size) {
-  auto handle = msgpack::unpack(static_cast<const char*>(data), size);
+  auto handle = bounded_unpack(data, size);
   const msgpack::object& o = handle.get();
   if (o.type != msgpack::type::ARRAY || o.via.array.size != 3)
     throw std::runtime_error("bad reply");

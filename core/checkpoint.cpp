@@ -263,35 +263,41 @@ checkpoint read_checkpoint_file(const std::string& path) {
     got += static_cast<std::size_t>(r);
   }
   buf.resize(got);
+  return parse_checkpoint(buf.data(), buf.size(), path);
+}
 
-  if (buf.size() < header_bytes)
-    fail("too short for a checkpoint header (" + std::to_string(buf.size()) + " of " +
+checkpoint parse_checkpoint(const std::uint8_t* data, std::size_t size, const std::string& source) {
+  const auto fail = [&](const std::string& what) -> void {
+    throw runtime_failure(source + ": " + what);
+  };
+  if (size < header_bytes)
+    fail("too short for a checkpoint header (" + std::to_string(size) + " of " +
          std::to_string(header_bytes) + " bytes)");
-  if (std::memcmp(buf.data(), magic, 8) != 0) fail("bad magic (not a Troupe checkpoint)");
-  const std::uint32_t version = get_u32(&buf[8]);
+  if (std::memcmp(data, magic, 8) != 0) fail("bad magic (not a Troupe checkpoint)");
+  const std::uint32_t version = get_u32(&data[8]);
   if (version != format_version)
     fail("unsupported format version " + std::to_string(version) + " (this build reads " +
          std::to_string(format_version) + ")");
-  const std::uint32_t count = get_u32(&buf[12]);
-  const std::uint64_t total = get_u64(&buf[24]);
-  if (buf.size() < total)
-    fail("truncated: " + std::to_string(buf.size()) + " of " + std::to_string(total) + " bytes");
-  if (buf.size() > total)
-    fail(std::to_string(buf.size() - total) + " trailing bytes after the " + std::to_string(total) +
+  const std::uint32_t count = get_u32(&data[12]);
+  const std::uint64_t total = get_u64(&data[24]);
+  if (size < total)
+    fail("truncated: " + std::to_string(size) + " of " + std::to_string(total) + " bytes");
+  if (size > total)
+    fail(std::to_string(size - total) + " trailing bytes after the " + std::to_string(total) +
          " the header declares");
   if (total < header_bytes + checksum_bytes)
     fail("declared size " + std::to_string(total) + " is too small");
   // The checksum before the sections: a damaged length field must read as damage, not as a
   // confusing "section runs past the end".
   const std::size_t body = total - checksum_bytes;
-  const std::uint64_t stored = get_u64(&buf[body]);
-  const std::uint64_t computed = fnv1a64(buf.data(), body);
+  const std::uint64_t stored = get_u64(&data[body]);
+  const std::uint64_t computed = fnv1a64(data, body);
   if (stored != computed)
     fail("checksum mismatch (stored " + hex(stored) + ", computed " + hex(computed) + ")");
 
   checkpoint c;
-  c.source = path;
-  c.step = static_cast<std::int64_t>(get_u64(&buf[16]));
+  c.source = source;
+  c.step = static_cast<std::int64_t>(get_u64(&data[16]));
   std::size_t at = header_bytes;
   for (std::uint32_t i = 0; i < count; ++i) {
     const auto need = [&](std::uint64_t n, const char* what) {
@@ -299,17 +305,17 @@ checkpoint read_checkpoint_file(const std::string& path) {
         fail("section " + std::to_string(i) + ": " + what + " runs past the end of the sections");
     };
     need(4, "name length");
-    const std::uint32_t name_len = get_u32(&buf[at]);
+    const std::uint32_t name_len = get_u32(&data[at]);
     at += 4;
     need(name_len, "name");
-    std::string name(reinterpret_cast<const char*>(&buf[at]), name_len);
+    std::string name(reinterpret_cast<const char*>(&data[at]), name_len);
     at += name_len;
     need(8, "data length");
-    const std::uint64_t len = get_u64(&buf[at]);
+    const std::uint64_t len = get_u64(&data[at]);
     at += 8;
     need(len, "data");
     if (c.has(name)) fail("duplicate section name '" + name + "'");
-    c.set_bytes(name, &buf[at], static_cast<std::size_t>(len));
+    c.set_bytes(name, &data[at], static_cast<std::size_t>(len));
     at += static_cast<std::size_t>(len);
   }
   if (at != body)

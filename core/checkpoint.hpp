@@ -102,6 +102,11 @@ void write_checkpoint_file(const std::string& path, const checkpoint& c);
 // or a checksum mismatch.
 checkpoint read_checkpoint_file(const std::string& path);
 
+// The same checks on a file's bytes already in memory; `source` names them in messages (and
+// becomes checkpoint::source). read_checkpoint_file reads the file and calls this, so that the
+// fuzz target tests/fuzz/checkpoint.cpp reaches the whole reader without a file per input.
+checkpoint parse_checkpoint(const std::uint8_t* data, std::size_t size, const std::string& source);
+
 struct skipped_checkpoint {
   std::string path;
   std::string reason;  // the read error, e.g. "checksum mismatch (stored ..., computed ...)"

@@ -1,6 +1,5 @@
 #include "collectives/zmq/zmq_link.hpp"
 
-#include <msgpack.hpp>
 #include <zmq.hpp>
 
 #include <unistd.h>
@@ -14,6 +13,7 @@
 
 #include "core/hash.hpp"
 
+#include "collectives/frame_header.hpp"
 #include "collectives/send_tracker.hpp"
 
 namespace troupe::collectives {
@@ -22,41 +22,6 @@ namespace {
 // A header whose phase is `goodbye_phase` tells the peer we closed the link on purpose, so its
 // waits fail at once instead of at their deadline.
 constexpr std::uint32_t goodbye_phase = 0xffffffffu;
-constexpr std::size_t header_fields = 7;
-
-std::string pack_header(const message_header& h) {
-  msgpack::sbuffer buffer;
-  msgpack::packer<msgpack::sbuffer> packer{buffer};
-  packer.pack_array(header_fields);
-  packer.pack(h.job);
-  packer.pack(h.generation);
-  packer.pack(h.op);
-  packer.pack(h.phase);
-  packer.pack(h.step);
-  packer.pack(h.chunk);
-  packer.pack(h.bytes);
-  return std::string{buffer.data(), buffer.size()};
-}
-
-bool unpack_header(const zmq::message_t& frame, message_header& h) {
-  try {
-    auto handle = msgpack::unpack(static_cast<const char*>(frame.data()), frame.size());
-    const msgpack::object& o = handle.get();
-    if (o.type != msgpack::type::ARRAY || o.via.array.size != header_fields) return false;
-    const msgpack::object* f = o.via.array.ptr;
-    h.job = f[0].as<std::uint64_t>();
-    h.generation = f[1].as<std::uint64_t>();
-    h.op = f[2].as<std::uint32_t>();
-    h.phase = f[3].as<std::uint32_t>();
-    h.step = f[4].as<std::uint32_t>();
-    h.chunk = f[5].as<std::uint32_t>();
-    h.bytes = f[6].as<std::uint64_t>();
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
 // What ZeroMQ's free callback needs to complete a ticket; deleted by the callback.
 struct release_hint {
   std::shared_ptr<send_tracker> tracker;
@@ -95,7 +60,7 @@ class zmq_link final : public peer_link {
       throw collective_error(failure_kind::peer_closed, peer_,
                              ctx.op_name + ": link to " + peer_.describe() + " is closed");
     const auto ticket = tracker_->begin();  // completed by release_payload
-    const std::string head = pack_header(header);
+    const std::string head = pack_frame_header(header);
     push_.send(zmq::buffer(head), zmq::send_flags::sndmore);
     zmq::message_t body;
     if (header.bytes <= copied_payload_bytes) {
@@ -144,7 +109,7 @@ class zmq_link final : public peer_link {
                                ctx.op_name + ": " + peer_.describe() + " sent a lone frame");
       (void)pull_.recv(payload, zmq::recv_flags::none);
       message_header header;
-      if (!unpack_header(head, header) || header.bytes != payload.size())
+      if (!unpack_frame_header(head.data(), head.size(), header) || header.bytes != payload.size())
         throw collective_error(
             failure_kind::protocol, peer_,
             ctx.op_name + ": " + peer_.describe() + " sent a malformed message header");
@@ -170,7 +135,7 @@ class zmq_link final : public peer_link {
     try {
       message_header bye;
       bye.phase = goodbye_phase;
-      const std::string head = pack_header(bye);
+      const std::string head = pack_frame_header(bye);
       push_.send(zmq::buffer(head), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
       push_.send(zmq::message_t{}, zmq::send_flags::dontwait);
     } catch (const zmq::error_t&) {

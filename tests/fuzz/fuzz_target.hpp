@@ -1,0 +1,21 @@
+#pragma once
+// What every fuzz target in this folder defines (libFuzzer's entry point), and what the replay
+// main (replay_main.cpp) calls in the default test suite. An input is refused by returning 0;
+// a bug is a crash, an exception the target does not expect, a sanitizer report or a hang.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
+
+namespace troupe::fuzz {
+
+// A property of the input's handling that does not hold: abort, so that libFuzzer keeps the
+// input as a crash and the replay test fails, naming the property.
+[[noreturn]] inline void broken(const char* what) {
+  std::fprintf(stderr, "fuzz target: %s\n", what);
+  std::abort();
+}
+
+}  // namespace troupe::fuzz
