@@ -34,7 +34,7 @@ struct zmq_connect_options : rendezvous_options {
   // half travels beside the address through the rendezvous store (which runs over the
   // authenticated control plane), so only a peer that read the store can connect, and nothing
   // on the wire is readable or changeable. A rank that requires it refuses a peer that
-  // published no key. Off: plain links (--insecure, benchmarks that measure the transport).
+  // published no key. Off: plain links (a caller that measures the bare transport).
   bool curve = true;
 };
 
