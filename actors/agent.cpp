@@ -23,6 +23,7 @@
 #include "actors/control_tls.hpp"
 #include "actors/worker_host.hpp"
 #include "collectives/store_actor.hpp"
+#include "collectives/zmq/zmq_link.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/host_address.hpp"
@@ -182,6 +183,7 @@ int run_agent(const agent_options& o, const std::function<void(const std::string
   register_types(cfg);
   collectives::add_store_types(cfg);
   use_agent_middleman(cfg);
+  if (o.insecure) collectives::set_curve_by_default(false);
   if (!o.insecure) {
     identity = std::make_unique<agent_identity>();
     use_control_tls(cfg, {identity->cert.path(), identity->key.path(), o.ca_path});

@@ -21,6 +21,7 @@
 #include "actors/task_manager.hpp"
 #include "collectives/codecs/codec.hpp"
 #include "collectives/store_actor.hpp"
+#include "collectives/zmq/zmq_link.hpp"
 #include "core/cluster_keys.hpp"
 #include "core/error.hpp"
 #include "core/fault_spec.hpp"
@@ -177,6 +178,8 @@ void runtime::start() {
   if (!impl_->opts.listen.empty()) {
     actors::use_agent_middleman(impl_->caf_cfg);
     collectives::add_store_types(impl_->caf_cfg);
+    // --insecure: plain data-plane links too (their keys would cross a plain control port).
+    if (impl_->opts.insecure) collectives::set_curve_by_default(false);
     if (!impl_->opts.insecure) {
       const auto dir = default_state_dir(impl_->opts.state_dir);
       impl_->keys = std::make_shared<const cluster_keys>(

@@ -39,7 +39,7 @@ const char* usage =
     "usage: troupe bench allreduce --ranks N --transport inproc|inproc-ring|ipc|tcp|shm\n"
     "                              [--min 4K] [--max 256M] [--step-factor 2] [--iters 20]\n"
     "                              [--warmup 5] [--chunk 1M] [--codec NAME] [--json FILE]\n"
-    "                              [--timeout-ms 60000]\n\n"
+    "                              [--timeout-ms 60000] [--curve on|off]\n\n"
     "Allreduce (sum of float32) over N ranks: threads for inproc, processes otherwise.\n"
     "inproc is the shared in-process allreduce the runtime uses (each rank reduces one segment\n"
     "of every rank's buffer into one shared result); inproc-ring is the ring over in-process\n"
@@ -47,11 +47,13 @@ const char* usage =
     "Prints the nccl-tests columns: size, count, type, time (median over iterations, max over\n"
     "ranks), algbw = bytes/time, busbw = algbw * 2(n-1)/n, #wrong (elements differing from the\n"
     "exact sum), and memcpy bandwidth of the same buffers measured in the same run.\n"
-    "Codecs: fp16, bf16, topk[:ratio], powersgd[:rank] (compressed allreduce).";
+    "Codecs: fp16, bf16, topk[:ratio], powersgd[:rank] (compressed allreduce).\n"
+    "ipc and tcp links use ZeroMQ CURVE as the runtime's do; --curve off measures the bare\n"
+    "transport.";
 
-const std::set<std::string> value_flags{"ranks",      "transport", "min",   "max",    "step-factor",
-                                        "iters",      "warmup",    "chunk", "codec",  "json",
-                                        "timeout-ms", "rank-of",   "store", "session"};
+const std::set<std::string> value_flags{
+    "ranks", "transport", "min",        "max",     "step-factor", "iters",   "warmup", "chunk",
+    "codec", "json",      "timeout-ms", "rank-of", "store",       "session", "curve"};
 
 // Threads over the shared buffers, threads over the in-process ring, or processes.
 enum class transport { inproc, inproc_ring, ipc, tcp, shm };
@@ -71,6 +73,7 @@ struct setup {
   transport via = transport::inproc;
   coll::perf::params perf;
   std::string json;
+  bool curve = true;  // ZeroMQ links encrypted, as the runtime's are
 };
 
 setup parse(const args& a) {
@@ -78,6 +81,9 @@ setup parse(const args& a) {
   s.ranks = static_cast<int>(a.get_int("ranks", 2));
   if (s.ranks < 1 || s.ranks > 64) throw input_error("--ranks must be between 1 and 64");
   s.via = a.get_enum("transport", transport::inproc);
+  const auto curve = a.get_or("curve", "on");
+  if (curve != "on" && curve != "off") throw input_error("--curve must be on or off");
+  s.curve = curve == "on";
   s.perf.min_bytes = parse_size(a.get_or("min", "4K"), "--min");
   s.perf.max_bytes = parse_size(a.get_or("max", "256M"), "--max");
   s.perf.step_factor = a.get_double("step-factor", 2.0);
@@ -110,6 +116,7 @@ coll::communicator connect(const setup& s, coll::store& rendezvous, int rank,
   coll::zmq_connect_options o;
   coll::meet_at(o, rendezvous, rank, s.ranks, session, deadline);
   o.scheme = s.via == transport::tcp ? coll::zmq_scheme::tcp : coll::zmq_scheme::ipc;
+  o.curve = s.curve;
   return coll::zmq_connect(o);
 }
 

@@ -199,6 +199,18 @@ std::string ipc_address(const std::string& prefix, int from, int to) {
 
 }  // namespace
 
+namespace {
+std::atomic<bool> curve_default{true};
+}  // namespace
+
+void set_curve_by_default(bool on) {
+  curve_default = on;
+}
+
+bool curve_by_default() {
+  return curve_default;
+}
+
 std::vector<int> ring_peers(int rank, int size) {
   std::set<int> peers;
   if (size > 1) {

@@ -24,6 +24,12 @@ TROUPE_SPELLINGS(collectives::zmq_scheme, ipc, "tcp", "ipc");
 
 namespace troupe::collectives {
 
+// The process's default for zmq_connect_options::curve: on. A process started with --insecure
+// (troupe run, serve, agent) turns it off for its whole life, so its links are plain and its
+// peers, insecure too, meet it so.
+void set_curve_by_default(bool on);
+bool curve_by_default();
+
 struct zmq_connect_options : rendezvous_options {
   zmq_connect_options() { prefix = "zmq"; }
   zmq_scheme scheme = zmq_scheme::tcp;
@@ -34,8 +40,8 @@ struct zmq_connect_options : rendezvous_options {
   // half travels beside the address through the rendezvous store (which runs over the
   // authenticated control plane), so only a peer that read the store can connect, and nothing
   // on the wire is readable or changeable. A rank that requires it refuses a peer that
-  // published no key. Off: plain links (a caller that measures the bare transport).
-  bool curve = true;
+  // published no key. Off: plain links (--insecure; a caller that measures the bare transport).
+  bool curve = curve_by_default();
 };
 
 // Binds, publishes, waits for the peers' addresses and connects. Throws runtime_failure naming
