@@ -15,6 +15,8 @@ int run(const std::vector<std::string>& argv) {
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto dir = default_state_dir(a.get_or("state", ""));
+  // Made if missing (the CA too): credentials can be prepared before the control process runs.
+  open_cluster_keys(dir, {});
   const auto token = a.has("rotate") ? rotate_token(dir) : read_token(dir);
   // The one place a token is printed: on purpose, to standard output only.
   std::printf("%s\n", token.c_str());
@@ -28,7 +30,9 @@ const command_registrar reg{
      "                ./troupe-state)\n"
      "  --rotate      write a new token first: new joins and API calls need it at once;\n"
      "                joined agents stay joined; agents started later need the new one\n\n"
-     "exit: 0 printed, 2 no token there (start troupe serve or troupe run --listen once)",
+     "A state directory without credentials gets them (CA and token), as at a control\n"
+     "process's first start: they can be made ahead, e.g. for a Kubernetes Secret.\n\n"
+     "exit: 0 printed, 2 a state directory whose files are unsafe or unreadable",
      run}};
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -149,6 +150,11 @@ cluster_keys open_cluster_keys(const std::string& state_dir, std::vector<std::st
   if (!fs::exists(k.control_key_path)) write_private_file(k.control_key_path, pki::make_key());
   const std::string control_key = read_private_file(k.control_key_path);
   for (auto& n : local_names()) names.push_back(n);
+  // Names a peer dials that this host cannot know: a Kubernetes Service, a load balancer.
+  if (const auto extra = process_env()("TROUPE_CERT_NAMES")) {
+    std::stringstream list(*extra);
+    for (std::string n; std::getline(list, n, ',');) names.push_back(n);
+  }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   names.erase(std::remove_if(names.begin(), names.end(),
@@ -180,6 +186,9 @@ member_keys find_member_keys(const std::string& token_flag, const std::string& c
         "looked for " +
         (state / "token").string() + ")");
   }
+  // A token copied from the file (a Kubernetes Secret, $(cat token)) may end in a newline.
+  while (!m.token.empty() && std::isspace(static_cast<unsigned char>(m.token.back())))
+    m.token.pop_back();
   register_secret(m.token);
   if (!ca_flag.empty()) {
     m.ca_path = ca_flag;

@@ -27,9 +27,10 @@ struct cluster_keys {
 
 // Loads the credentials under `state_dir`, making what is missing, and issues the control
 // certificate for `names` (host names and addresses peers may reach it by; this host's names,
-// its interfaces' addresses and loopback are added). Registers the token as a secret (never
-// printed). input_error naming the file when one is unreadable, unsafe (readable by others) or
-// not what it should be; runtime_failure when the directory cannot be written.
+// its interfaces' addresses, loopback and the comma-separated TROUPE_CERT_NAMES are added).
+// Registers the token as a secret (never printed). input_error naming the file when one is
+// unreadable, unsafe (readable by others) or not what it should be; runtime_failure when the
+// directory cannot be written.
 cluster_keys open_cluster_keys(const std::string& state_dir, std::vector<std::string> names);
 
 // The token in STATE/token, read now (it may have been rotated since the start).

@@ -325,4 +325,18 @@ TEST_CASE("a hello replayed on the control port is refused, and logged with the 
   CHECK(replayed.reason.find("no valid join ticket") != std::string::npos);
   CHECK(run.wait_for_text("refused agent 'replayer': no valid join ticket", 30));
   CHECK(run.wait_for_text("(from 127.0.0.1:", 30));
+
+  // `troupe token --rotate`: the running control process wants the new token at once.
+  const auto old_token = first_line(state / "token");
+  troupe_process rotate(scratch, "r-rotate", {"token", "--rotate", "--state", state.string()});
+  REQUIRE(rotate.wait_for_exit(30) == 0);
+  const auto new_token = first_line(state / "token");
+  CHECK(new_token != old_token);
+  CHECK(rotate.out().find(new_token) != std::string::npos);
+  const json again = {{"version", troupe::actors::troupe_version()},
+                      {"name", "later"},
+                      {"csr", troupe::pki::make_request(key, "later")}};
+  CHECK(enroll.Post("/join", again.dump(), "application/json")->status == 401);
+  enroll.set_bearer_token_auth(new_token);
+  CHECK(enroll.Post("/join", again.dump(), "application/json")->status == 200);
 }
