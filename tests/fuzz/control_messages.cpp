@@ -13,7 +13,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tests/fuzz/control_messages.hpp"
@@ -81,9 +83,17 @@ template <class T>
 void read_write_read(const char* data, std::size_t size) {
   auto& sys = actor_system();
   T value;
-  {
+  try {
     caf::binary_deserializer source{sys, data, size};
     if (source(value)) return;  // refused
+  } catch (const std::runtime_error& e) {
+    // A known bug of CAF 0.17.6, not ours to fix: reading a caf::variant whose type tag is 20 or
+    // more throws (caf/variant.hpp: "invalid type found") instead of returning an error. A message
+    // naming @config_value reaches it; through the middleman the exception leaves a BASP worker
+    // thread and aborts the process (tests/fuzz/regressions/control_messages keeps the input).
+    // Stepped over so that the fuzzer goes on; anything else still crashes.
+    if (std::string_view(e.what()) != "invalid type found") throw;
+    return;
   }
   {
     non_finite_finder finder{sys};
