@@ -1,7 +1,8 @@
 #pragma once
 // What every fuzz target in this folder defines (libFuzzer's entry point), and what the replay
-// main (replay_main.cpp) calls in the default test suite. An input is refused by returning 0;
-// a bug is a crash, an exception the target does not expect, a sanitizer report or a hang.
+// main (replay_main.cpp) calls in the default test suite. It returns 0 for every input, refused
+// or not; a bug is a crash, an exception the target does not expect, a sanitizer report or a
+// hang.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
