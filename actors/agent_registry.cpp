@@ -45,19 +45,10 @@ const char* troupe_version() {
   return TROUPE_VERSION;
 }
 
-// A peer silent this long is lost. The sanitizer build (make sanitize) unwinds the stack at
-// every allocation, for its leak suppressions: a TLS handshake, thousands of OpenSSL
-// allocations, then takes most of a second at each end, which 800 ms would cut off.
-#ifdef __SANITIZE_ADDRESS__
-constexpr auto silent_peer_timeout = std::chrono::milliseconds(3000);
-#else
-constexpr auto silent_peer_timeout = std::chrono::milliseconds(800);
-#endif
-
 void use_agent_middleman(caf::actor_system_config& cfg) {
   cfg.load<caf::io::middleman>();
   cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(100)});
-  cfg.set("middleman.connection-timeout", caf::timespan{silent_peer_timeout});
+  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::milliseconds(800)});
 }
 
 caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_options options) {
