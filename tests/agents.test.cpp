@@ -244,7 +244,7 @@ TEST_CASE("a partitioned agent is seen lost, and rejoins as a new member when th
   auto args = run_args(2);
   args[3] = net.control() + ":0";
   args[7] = "180";  // --agent-wait: the run outlives the cuts
-  // Beyond loopback a listener needs a join token.
+  // A token given on the command line (at least 16 characters) replaces the state directory's.
   args.insert(args.end(), {"--token", "partition-test-token"});
   const auto with_token = [](std::vector<std::string> a) {
     a.insert(a.end(), {"--token", "partition-test-token"});
