@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/file_text.hpp"
 #include "core/host_address.hpp"
 #include "core/launcher_env.hpp"
 #include "core/secret.hpp"
@@ -24,14 +25,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int control_cert_days = 365;
-
-std::string read_public_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(path + ": cannot read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 void write_public_file(const std::string& path, const std::string& content) {
   write_private_file(path, content);
@@ -136,7 +129,7 @@ cluster_keys open_cluster_keys(const std::string& state_dir, std::vector<std::st
     k.created = true;
   } else {
     k.ca.key_pem = read_private_file(k.ca_key_path);
-    k.ca.cert_pem = read_public_file(k.ca_path);
+    k.ca.cert_pem = read_file_text(k.ca_path);
     try {
       if (!pki::key_matches(k.ca.key_pem, k.ca.cert_pem))
         throw input_error("the key does not belong to the certificate");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/file_text.hpp"
 
 namespace troupe {
 namespace {
@@ -88,11 +89,7 @@ std::string read_private_file(const std::string& path) {
     throw input_error(path + ": group or others may read it (mode " + mode +
                       "); make it 0600 (chmod 600 " + path + ")");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(path + ": cannot read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_file_text(path);
 }
 
 void register_secret(const std::string& secret) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/config_load.hpp"
+#include "core/file_text.hpp"
 #include "core/job_rules.hpp"
 #include "core/secret.hpp"
 #include "service/live_jobs.hpp"
@@ -16,14 +17,6 @@ namespace troupe::service {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error(path + ": cannot read it");
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 // Written to a temporary file, then renamed: a crash leaves the old file or the new one.
 void write_file(const std::string& path, const std::string& text) {
@@ -155,9 +148,9 @@ job_service::job_service(service_options o) : st_(std::make_unique<state>()) {
   std::string text;
   std::string source = st.opts.cluster_file;
   if (!st.opts.cluster_file.empty()) {
-    text = read_file(st.opts.cluster_file);
+    text = read_file_text(st.opts.cluster_file);
   } else if (fs::exists(kept)) {
-    text = read_file(kept);
+    text = read_file_text(kept);
     source = kept;
   } else {
     throw input_error("--cluster FILE is needed at the first start (no " + kept + " yet)");
