@@ -13,6 +13,7 @@
 #include "actors/specs.hpp"
 #include "collectives/allreduce.hpp"
 #include "collectives/inproc/shared_allreduce.hpp"
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "models/max_adabelief.hpp"
@@ -116,13 +117,17 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
     call.data = step.contributed ? step.grad : nullptr;
     call.weight = step.contributed ? static_cast<double>(step.samples) : 0.0;
     call.divide_by_total_weight = true;
+    stopwatch sum_clock;
     const auto mean = step.agent ? reducer.reduce(call, *step.agent) : reducer.reduce(call);
+    if (step.timing) step.timing->sum += sum_clock.seconds();
     // The allreduced sample count must be the job's: otherwise a member reduced another step.
     if (mean.total_weight != static_cast<double>(step.total_samples))
       throw runtime_failure("allreduce: members reduced " + std::to_string(mean.total_weight) +
                             " samples where the step has " + std::to_string(step.total_samples));
     if (step.before_apply) step.before_apply();
+    stopwatch apply_clock;
     opt.replicated->step(step.params, mean.values.data());
+    if (step.timing) step.timing->apply += apply_clock.seconds();
     return session.process_ring && step.rank == 0 ? squared_norm(mean.values.data(), step.count)
                                                   : 0.0;
   }

@@ -151,6 +151,12 @@ struct replica_step {
   // at once (op_context::gone) instead of when the job's new generation aborts them, since a
   // cut-off agent's peers may otherwise wait for it until the deadline.
   std::shared_ptr<const collectives::abort_signal> gone;
+  // Set: the reduction's and the optimizer's seconds are added here (the step's trace).
+  struct times {
+    double sum = 0.0;
+    double apply = 0.0;
+  };
+  times* timing = nullptr;
 };
 
 // Allreduce + optimizer on this worker's replica. Throws collectives::collective_error

@@ -11,6 +11,7 @@
 #include "actors/job_stats.hpp"
 #include "actors/local_step.hpp"
 #include "actors/remote_device.hpp"
+#include "actors/step_trace.hpp"
 #include "collectives/errors.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -193,6 +194,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   if (parked || cmd.early) timing.start_lag_seconds = st.setup->params->seconds_since_published();
   models::step_stats stats;
   double grad_sq = 0.0;
+  const std::int64_t start_ns = steady_ns_now();
   try {
     if (st.in_agent) {
       send_replica(st);
@@ -207,6 +209,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
     self->quit(crash_failure(st.setup->device.name + ": " + e.what()));
     return;
   }
+  const std::int64_t end_ns = steady_ns_now();
   st.computed_step = cmd.step;
   st.computed_samples = static_cast<std::int64_t>(stats.samples);
   msg::step_done done{cmd.job,
@@ -220,7 +223,9 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
                       timing.compute_seconds,
                       timing.gate_wait_seconds,
                       gather_s,
-                      static_cast<std::int64_t>(timing.transfer_bytes)};
+                      static_cast<std::int64_t>(timing.transfer_bytes),
+                      start_ns,
+                      end_ns};
   if (effect == fault_effect::drop) return;
   const msg::local_ref<msg::grad_buffer> grad{st.grad};
   // sync: ps pushes the gradient with step_done: that is what a slow link holds back.
@@ -388,6 +393,8 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         rs.before_apply = apply_kill(self, cmd.step);
         rs.total_samples = cmd.total_samples;
         contribute_as_told(*session, rs);
+        replica_step::times times;
+        rs.timing = &times;
         double grad_sq = 0.0;
         std::optional<agent_part> part;
         if (st.in_agent) {
@@ -417,6 +424,8 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         if (result != reduce_result::applied) return;
         msg::applied done{cmd.job, cmd.generation, cmd.step, st.rank, cmd.step + 1};
         done.grad_sq = grad_sq;
+        done.sum_seconds = times.sum;
+        done.apply_seconds = times.apply;
         self->send(job, done);
       },
       // sync: local: a local step on this replica; every tau steps the parameter average.

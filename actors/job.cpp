@@ -41,6 +41,10 @@ void log_step_time(job_self self) {
                 c.compute_phase_seconds, c.reduce_phase_seconds,
                 c.step_seconds_total - c.compute_phase_seconds - c.reduce_phase_seconds);
   log(self, buf);
+  const auto phases = st.trace.medians();
+  if (phases.steps > 0)
+    log(self, "phases of a step, median us over " + std::to_string(phases.steps) +
+                  " steps: " + phase_line(phases));
 }
 
 // A message no phase expects is dropped: a late answer of an earlier phase (a step deadline

@@ -25,6 +25,12 @@ job_report make_report(stateful<job_state>* self, job_status status) {
   r.finished_s = seconds_since(st.launch.run_t0);
   r.wall_seconds = r.finished_s - r.started_s;
   r.step_seconds = st.clock.step_seconds_total;
+  st.trace.finish();
+  const auto phases = st.trace.medians();
+  r.step_phases_steps = static_cast<std::int64_t>(phases.steps);
+  if (phases.steps > 0)
+    for (std::size_t p = 0; p < step_phase_count; ++p)
+      r.step_phases_us.emplace_back(name_of(static_cast<step_phase>(p)), phases.seconds[p] * 1e6);
   if (st.clock.step_seconds_total > 0)
     r.samples_per_second = static_cast<double>(st.samples_total) / st.clock.step_seconds_total;
   if (st.pass_stats.samples > 0)

@@ -17,6 +17,7 @@
 #include "actors/job_timeline.hpp"
 #include "actors/membership.hpp"
 #include "actors/payloads.hpp"
+#include "actors/step_trace.hpp"
 #include "models/batch.hpp"
 #include "policies/leave_out.hpp"
 #include "policies/supervision.hpp"
@@ -109,6 +110,7 @@ struct job_state {
   std::vector<std::shared_ptr<const msg::grad_buffer>> grads;  // by rank, this step
   models::step_stats step_stats;
   step_clock clock;
+  step_trace trace;  // each step's phases (actors/step_trace.hpp)
   std::int64_t samples_total = 0;
   std::int64_t pass = 0;
   models::step_stats pass_stats;  // the current pass over the training set

@@ -86,6 +86,7 @@ void begin_step(job_self self, msg::step_plan plan, const msg::local_ref<msg::in
   st.step_stats = {};
   st.grads.assign(st.workers.size(), nullptr);
   st.clock.step_t0 = steady::now();
+  st.trace.begin(st.clock.step_t0);
   st.stats.begin_step(st.workers.size());
   if (st.plan.data_epoch != st.pass) {
     st.pass = st.plan.data_epoch;
@@ -200,6 +201,7 @@ void complete_step(job_self self) {
   ++st.step;
   send_step_metrics(self, step_s, reduce_s);
   checkpoint_boundary(self);
+  st.trace.boundary(steady::now());
   next_step(self);
 }
 
@@ -208,6 +210,7 @@ void complete_step(job_self self) {
 void reduce(job_self self) {
   auto& st = self->state;
   st.clock.reduce_t0 = steady::now();
+  st.trace.all_done(st.clock.reduce_t0);
   st.clock.compute_phase_seconds +=
       std::chrono::duration<double>(st.clock.reduce_t0 - st.clock.step_t0).count();
   reduce_round round;
@@ -384,6 +387,10 @@ void on_step_done(job_self self, const msg::step_done& m, msg::local_ref<msg::gr
   // A re-planned second slice of the same step: the job still holds the first one's buffer.
   const bool second = st.grads[r] && st.grads[r] != grad.ptr;
   if (!st.grads[r]) st.grads[r] = grad.ptr;
+  if (second)
+    st.trace.void_step();
+  else
+    st.trace.worker_done(m.compute_start_ns, m.compute_end_ns);
   auto& w = st.workers[r];
   w.samples += m.samples;
   if (!second) w.steps += 1;
@@ -403,6 +410,7 @@ void on_applied(job_self self, const msg::applied& m) {
   if (m.step != st.step || st.pending_applied <= 0) return;
   ++st.progress;
   st.step_grad_sq += m.grad_sq;
+  st.trace.applied(m.sum_seconds, m.apply_seconds);
   if (reduce_answer_while_recovering(self, m.shard, reduce_answer::applied)) return;
   if (--st.pending_applied > 0) return;
   step_applied(self);
@@ -421,6 +429,8 @@ void on_reduce_dropped(job_self self, const msg::reduce_dropped& m) {
 
 void step_applied(job_self self) {
   auto& st = self->state;
+  st.trace.all_applied(steady::now());
+  if (st.stats.step_replanned()) st.trace.void_step();
   if (st.sync->grad_norm_from_applied()) st.stats.end_step(st.step_grad_sq);
   // A checkpoint still being written holds this step back (actors/checkpoint_cycle.hpp).
   if (checkpoint_hold(self, [self] { complete_step(self); })) return;

@@ -104,6 +104,10 @@ struct step_done {
   double gate_wait_seconds = 0.0;
   double gather_seconds = 0.0;  // copying the slice's rows into a contiguous batch
   std::int64_t wire_bytes = 0;  // moved between processes for this slice (a device in an agent)
+  // The compute's start and end on the steady clock (ns since its epoch; one clock for every
+  // process of a host): where the step's time went (actors/step_trace.hpp).
+  std::int64_t compute_start_ns = 0;
+  std::int64_t compute_end_ns = 0;
 };
 
 // job -> parameter_server shard: every member reported; sum the pushed gradients in `ranks`
@@ -142,6 +146,9 @@ struct applied {
   // anyway; the job adds the shards' parts for the noise scale instead of re-reading every
   // worker's buffer on its own thread while the shards reduce. 0 from allreduce members.
   double grad_sq = 0.0;
+  // The gradient sum's and the optimizer's seconds in this shard or member (the step's trace).
+  double sum_seconds = 0.0;
+  double apply_seconds = 0.0;
 };
 
 // allreduce member -> job: the step's reduction was aborted before this member applied it (the
@@ -470,10 +477,11 @@ TROUPE_INSPECT(compute_cmd, x.job, x.generation, x.step, x.version, x.rank, x.of
 TROUPE_INSPECT(go_step, x.job, x.generation, x.step)
 TROUPE_INSPECT(step_done, x.job, x.generation, x.step, x.rank, x.samples, x.loss_sum, x.correct,
                x.grad_sq_norm, x.compute_seconds, x.gate_wait_seconds, x.gather_seconds,
-               x.wire_bytes)
+               x.wire_bytes, x.compute_start_ns, x.compute_end_ns)
 TROUPE_INSPECT(reduce_cmd, x.job, x.generation, x.step, x.ranks, x.total_samples)
 TROUPE_INSPECT(local_cmd, x.job, x.generation, x.step, x.ranks, x.average, x.average_only)
-TROUPE_INSPECT(applied, x.job, x.generation, x.step, x.shard, x.version, x.grad_sq)
+TROUPE_INSPECT(applied, x.job, x.generation, x.step, x.shard, x.version, x.grad_sq, x.sum_seconds,
+               x.apply_seconds)
 TROUPE_INSPECT(reduce_dropped, x.job, x.generation, x.step, x.rank)
 TROUPE_INSPECT(eval_cmd, x.job, x.generation, x.version, x.rank, x.offset, x.count)
 TROUPE_INSPECT(eval_done, x.job, x.generation, x.rank, x.samples, x.loss_sum, x.correct)

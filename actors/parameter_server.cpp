@@ -4,6 +4,7 @@
 
 #include "actors/checkpoint_state.hpp"
 #include "actors/job_stats.hpp"
+#include "core/clock.hpp"
 
 namespace troupe::actors {
 
@@ -40,6 +41,7 @@ caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
         // Sum in the command's rank order, then divide: the mean gradient of the global batch.
         // The division is fused into the last pass; the float operations (and so the bits) are
         // those of "sum in rank order, then divide".
+        stopwatch sum_clock;
         const float total = static_cast<float>(cmd.total_samples);
         const std::size_t ranks = grads->size();
         const float* g0 = (*grads)[0]->data() + lo;
@@ -55,10 +57,13 @@ caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
           for (std::size_t i = 0; i < n; ++i) mean[i] = (mean[i] + gl[i]) / total;
         }
         const double grad_sq = squared_norm(mean, n);
+        const double sum_s = sum_clock.seconds();
+        stopwatch apply_clock;
         st.spec.optimizer->step(st.spec.params->values.data() + lo, mean);
         ++st.version;
-        self->send(st.spec.job_actor, msg::applied{cmd.job, cmd.generation, cmd.step, st.spec.shard,
-                                                   st.version, grad_sq});
+        self->send(st.spec.job_actor,
+                   msg::applied{cmd.job, cmd.generation, cmd.step, st.spec.shard, st.version,
+                                grad_sq, sum_s, apply_clock.seconds()});
       },
       // Edge 4.
       [=](msg::start_atom, msg::generation_id generation) {

@@ -99,6 +99,11 @@ nlohmann::json to_json(const job_report& j) {
       {"imbalance_index", j.imbalance_index},
       {"noise_scale", j.noise_scale ? nlohmann::json(*j.noise_scale) : nlohmann::json(nullptr)},
   };
+  if (!j.step_phases_us.empty()) {
+    nlohmann::json phases = {{"steps", j.step_phases_steps}};
+    for (const auto& [name, us] : j.step_phases_us) phases[name + "_us"] = us;
+    out["step_phases"] = phases;
+  }
   out["series"] = to_json(j.series);
   out["events"] = to_json(j.events);
   if (j.sync.process_ring) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -153,6 +154,10 @@ struct job_report {
   std::optional<double> share;
   std::int64_t share_changes = 0;
   double step_seconds = 0.0;  // wall time of the job's steps (busy_fraction's denominator)
+  // Median microseconds of each phase of a step over the last traced steps, in step order
+  // (actors/step_trace.hpp), and how many steps that is; empty when no step was traced.
+  std::vector<std::pair<std::string, double>> step_phases_us;
+  std::int64_t step_phases_steps = 0;
   job_series series;
   std::vector<job_event> events;
   // The final parameters, for embedding apps and tests (not in the JSON).
