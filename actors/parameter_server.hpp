@@ -45,7 +45,8 @@ struct shard_state {
   generation_gate gate;
   std::int64_t version = 0;
   std::int64_t out_of_order = 0;
-  std::vector<float> mean;  // the step's mean gradient over this slice
+  std::vector<float> mean;        // the step's mean gradient over this slice
+  std::vector<const float*> ins;  // the step's gradient buffers (kept: no allocation a step)
 };
 
 caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec);
