@@ -262,8 +262,10 @@ void job_allreduce::publish(std::int64_t version) {
         replicas_[0]->values = replicas_[r]->values;
         break;
       }
+  // publish, not a plain store of the version: it also stamps the moment, from which a worker
+  // with a parked slice counts its start lag (as under ps, whose one store is published so).
   for (auto& r : replicas_)
-    if (r) r->version.store(version);
+    if (r) r->publish(version);
 }
 
 // The members of the last generation must agree; a rank out of it (failed, or still joining)
