@@ -12,6 +12,7 @@
 #include "core/fault_spec.hpp"
 #include "core/rng.hpp"
 #include "devices/device.hpp"
+#include "policies/probe_pool.hpp"
 
 namespace troupe::actors {
 namespace {
@@ -275,11 +276,24 @@ void on_probe_done(job_self self, const msg::probe_done& m) {
   st.probe_seconds[static_cast<std::size_t>(m.rank)] = m.seconds_per_sample;
   ++st.progress;
   if (++st.answers < static_cast<int>(st.workers.size())) return;
-  std::string text = "probe (ms per sample):";
-  for (std::size_t r = 0; r < st.workers.size(); ++r) {
-    st.weights[r] = 1.0 / std::max(st.probe_seconds[r], 1e-9);
-    text += " " + st.workers[r].name + "=" + std::to_string(st.probe_seconds[r] * 1e3);
+  // A group's devices are identical, so they get one speed (policies/probe_pool.hpp); a cuda
+  // group may hold different GPU models, so each keeps its own.
+  std::vector<std::string> groups;
+  std::vector<bool> pooled;
+  for (const auto& w : st.workers) {
+    groups.push_back(w.group);
+    pooled.push_back(w.device != name_of(device_kind::cuda));
   }
+  const auto speeds = policies::pool_probes_by_group(st.probe_seconds, groups, pooled);
+  std::string text = "probe (ms per sample):";
+  std::string per_group;
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    st.weights[r] = 1.0 / std::max(speeds[r], 1e-9);
+    text += " " + st.workers[r].name + "=" + std::to_string(st.probe_seconds[r] * 1e3);
+    if (pooled[r] && (r == 0 || groups[r - 1] != groups[r]))
+      per_group += " " + groups[r] + "=" + std::to_string(speeds[r] * 1e3);
+  }
+  if (!per_group.empty()) text += "; a group's median:" + per_group;
   log(self, text);
   start_running(self);
 }
