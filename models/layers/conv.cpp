@@ -147,4 +147,14 @@ void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const
   }
 }
 
+void conv2d_gemms(const conv_shape& s, std::size_t n, bool need_dx,
+                  std::vector<gemm_shape>& gemms) {
+  if (n == 0) return;
+  const std::size_t hw = s.h * s.w;
+  // One call per sample each, with the transposes and sizes of the cblas_sgemm calls above.
+  gemms.push_back({false, false, s.cout, hw, s.col_rows(), n});
+  gemms.push_back({false, true, s.cout, s.col_rows(), hw, n});
+  if (need_dx) gemms.push_back({true, false, s.col_rows(), hw, s.cout, n});
+}
+
 }  // namespace troupe::models::layers

@@ -4,6 +4,9 @@
 // output lands directly in NCHW, so no transpose is needed. Weights are [cout, c, k, k]
 // (PyTorch's layout), bias [cout].
 #include <cstddef>
+#include <vector>
+
+#include "models/layers/gemm_shape.hpp"
 
 namespace troupe::models::layers {
 
@@ -33,5 +36,9 @@ void conv2d_forward(const conv_shape& s, const float* x, const float* wt, const 
 void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const float* y,
                      float* dy, float* dx, float* dw, float* db, std::size_t n, float* col,
                      float* dcol, bool relu);
+
+// Appends the GEMMs one conv2d_forward and conv2d_backward (with dx when need_dx) over n samples
+// run. They include the products with im2col's zero padding, which the GEMMs really compute.
+void conv2d_gemms(const conv_shape& s, std::size_t n, bool need_dx, std::vector<gemm_shape>& gemms);
 
 }  // namespace troupe::models::layers
