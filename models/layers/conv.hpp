@@ -24,8 +24,9 @@ struct conv_shape {
 
 // col[(ci*k + ki)*k + kj][oy*w + ox] = x[ci][oy + ki - k/2][ox + kj - k/2], zero outside.
 void im2col(const conv_shape& s, const float* x, float* col);
-// The adjoint of im2col: dx += scatter(dcol). dx is accumulated, not overwritten.
-void col2im(const conv_shape& s, const float* dcol, float* dx);
+// The adjoint of im2col: dx += scatter(dcol). dx is accumulated, not overwritten. dcol is
+// clobbered (its zero-padding entries are zeroed).
+void col2im(const conv_shape& s, float* dcol, float* dx);
 
 // y[n,cout,h,w] = conv(x) + b, then max(., 0) when relu. col: col_size() floats of scratch.
 void conv2d_forward(const conv_shape& s, const float* x, const float* wt, const float* b, float* y,
