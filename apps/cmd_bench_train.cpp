@@ -11,14 +11,17 @@
 #include "apps/args.hpp"
 #include "apps/bench_train.hpp"
 #include "apps/command.hpp"
+#include "apps/sgemm_roofline.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "data/idx.hpp"
 #include "data/sampler.hpp"
+#include "devices/cpu_device.hpp"
 #include "devices/device.hpp"
 #include "models/model.hpp"
 #include "models/optimizer.hpp"
+#include "models/step_gemms.hpp"
 
 namespace troupe::apps {
 namespace {
@@ -34,9 +37,11 @@ const char* usage =
     "(--graphs off launches its kernels one by one instead). --layer-split runs the first\n"
     "layers on this CPU (--threads) and the rest on the GPU, cut where the measured cost model\n"
     "says (auto) or after K layers, through the runtime's device (rows and parameters up each\n"
-    "step), and prints every cut's predicted step time. --json writes\n"
+    "step), and prints every cut's predicted step time. On the cpu device it also prints the\n"
+    "step's achieved GFLOP/s (its GEMMs' FLOPs over the mean step time) against OpenBLAS's\n"
+    "single-call sgemm GFLOP/s at the same shapes, timed after training. --json writes\n"
     "samples_per_second, step_us, test_accuracy, test_loss, wall_seconds, epochs, batch,\n"
-    "threads, model, device.";
+    "threads, model, device, and on the cpu device gflops, sgemm_gflops, roofline_ratio.";
 
 // Copies the rows of `idx` into a contiguous batch (the model reads contiguous memory).
 void gather(const data::dataset& ds, const std::vector<std::int64_t>& idx, std::vector<float>& x,
@@ -109,6 +114,28 @@ train_result train_on_device(devices::device& dev, models::model& model, models:
   return r;
 }
 
+// The step's GEMM throughput against OpenBLAS's at the same shapes (see sgemm_roofline.hpp).
+struct compute_rate {
+  double gflops = 0.0, sgemm_gflops = 0.0;
+  double ratio() const { return sgemm_gflops > 0.0 ? gflops / sgemm_gflops : 0.0; }
+};
+
+compute_rate measure_compute(const models::model& m, std::size_t batch, const train_result& r,
+                             int threads) {
+  compute_rate c;
+  const models::layer_program* program = m.program();
+  if (program == nullptr || r.samples == 0 || r.train_seconds <= 0.0) return c;
+  const auto gemms = models::training_gemms(*program, batch);
+  // Every GEMM's FLOPs are linear in the rows, so the run's are a full step's times
+  // samples / batch: exact also when an epoch's last step is short.
+  const double run_flops =
+      models::total_flops(gemms) * static_cast<double>(r.samples) / static_cast<double>(batch);
+  c.gflops = run_flops / r.train_seconds / 1e9;
+  devices::set_blas_threads(threads);
+  c.sgemm_gflops = sgemm_gflops(gemms);
+  return c;
+}
+
 int run(const std::vector<std::string>& argv) {
   args a(argv, {"model", "device", "threads", "batch", "epochs", "optimizer", "lr", "seed", "data",
                 "max-steps", "graphs", "layer-split", "json"});
@@ -160,6 +187,7 @@ int run(const std::vector<std::string>& argv) {
   model->init_params(params.data(), init);
 
   train_result r;
+  compute_rate compute;
   stopwatch wall;
   if (ds.kind == devices::device_kind::cuda && !split) {
     train_settings ts;
@@ -175,6 +203,9 @@ int run(const std::vector<std::string>& argv) {
     r = train_on_device(*dev, *model, *opt, params, train, batch, epochs, max_steps,
                         static_cast<std::uint64_t>(a.get_int("seed", 1)));
     r.test = evaluate(*dev, *model, params.data(), sets.test);
+    if (ds.kind == devices::device_kind::cpu)
+      compute =
+          measure_compute(*model, static_cast<std::size_t>(batch), r, static_cast<int>(threads));
   }
   if (!dev->placement().empty()) std::printf("%s\n", dev->placement().c_str());
   const auto& test = r.test;
@@ -196,6 +227,9 @@ int run(const std::vector<std::string>& argv) {
     std::printf("step_us_steady %.1f  (median of epochs 2-%lld; samples/s %.1f)\n",
                 r.steady_step_us, static_cast<long long>(epochs_done),
                 static_cast<double>(batch) * 1e6 / r.steady_step_us);
+  if (compute.sgemm_gflops > 0.0)
+    std::printf("compute: %.1f GFLOP/s achieved, sgemm %.1f GFLOP/s at the same shapes (%.2fx)\n",
+                compute.gflops, compute.sgemm_gflops, compute.ratio());
   if (auto path = a.get("json")) {
     nlohmann::json j = {{"samples_per_second", sps},
                         {"test_accuracy", acc},
@@ -210,6 +244,11 @@ int run(const std::vector<std::string>& argv) {
                         {"step_us", step_us},
                         {"device", name_of(ds.kind)},
                         {"step_us_steady", r.steady_step_us}};
+    if (compute.sgemm_gflops > 0.0) {
+      j["gflops"] = compute.gflops;
+      j["sgemm_gflops"] = compute.sgemm_gflops;
+      j["roofline_ratio"] = compute.ratio();
+    }
     std::ofstream out(*path);
     if (!out) throw input_error("cannot write --json file '" + *path + "'");
     out << j.dump(2) << '\n';

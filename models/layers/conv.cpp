@@ -9,63 +9,98 @@ namespace troupe::models::layers {
 
 namespace {
 
-// The output columns ox whose input column ox + dx lies inside [0, w).
-struct valid_range {
-  std::size_t lo, hi;
+// Where one kernel tap (ki, kj) reads: output pixel j = oy*w + ox takes input pixel
+// j + offset, offset = dy*w + dx, when oy + dy and ox + dx both lie inside the image. Seen as flat
+// arrays, one tap's column row is the input plane shifted by `offset`, so it is ONE contiguous
+// run [first, last) plus fix-ups: the |dx| columns at each row's edge that the flat shift takes
+// from the neighbouring row, and the rows above or below the image, are zero padding. This does
+// a k x k kernel's im2col in k*k long copies per channel instead of k*k*h short ones per row,
+// which cost more than the GEMM that reads them.
+struct tap {
+  long offset, dx;
+  std::size_t row_lo, row_hi;  // output rows oy with oy + dy inside [0, h)
+  std::size_t first, last;     // the flat run, clipped so it never reads outside the plane
 };
-valid_range columns(std::size_t w, long dx) {
-  const long lo = std::max(0L, -dx);
-  const long hi = std::min(static_cast<long>(w), static_cast<long>(w) - dx);
-  return {static_cast<std::size_t>(lo), static_cast<std::size_t>(std::max(lo, hi))};
+
+tap tap_of(const conv_shape& s, std::size_t ki, std::size_t kj) {
+  const long p = static_cast<long>(s.k / 2), w = static_cast<long>(s.w), h = static_cast<long>(s.h);
+  tap t;
+  const long dy = static_cast<long>(ki) - p;
+  t.dx = static_cast<long>(kj) - p;
+  t.offset = dy * w + t.dx;
+  // Signed throughout: with a kernel wider than the image a tap may have no rows at all.
+  const long lo = std::clamp(-dy, 0L, h), hi = std::clamp(h - dy, lo, h);
+  // The run's ends are columns that a shift of dx pushes off the image anyway: zero below.
+  const long first = std::min(lo * w + std::max(0L, -t.dx), hi * w);
+  const long last = std::max(hi * w - std::max(0L, t.dx), first);
+  t.row_lo = static_cast<std::size_t>(lo);
+  t.row_hi = static_cast<std::size_t>(hi);
+  t.first = static_cast<std::size_t>(first);
+  t.last = static_cast<std::size_t>(last);
+  return t;
+}
+
+// Calls zero(j) for every flat output index j of the rows [row_lo, row_hi) whose column ox + dx
+// falls off the image.
+template <class F>
+void for_edge_columns(const conv_shape& s, const tap& t, F zero) {
+  const std::size_t width = static_cast<std::size_t>(t.dx < 0 ? -t.dx : t.dx);
+  const std::size_t lo = t.dx < 0 ? 0 : s.w - std::min(width, s.w);
+  for (std::size_t oy = t.row_lo; oy < t.row_hi; ++oy)
+    for (std::size_t ox = lo; ox < lo + std::min(width, s.w); ++ox) zero(oy * s.w + ox);
+}
+
+// The sum of v[0..count) in `lanes` interleaved partial sums: a single running sum is one long
+// chain of dependent adds (4 cycles each), which made the bias gradient of a 28x28 plane cost as
+// much as its share of the convolution; independent lanes vectorize.
+float plane_sum(const float* v, std::size_t count) {
+  constexpr std::size_t lanes = 16;
+  float part[lanes] = {};
+  std::size_t j = 0;
+  for (; j + lanes <= count; j += lanes)
+    for (std::size_t l = 0; l < lanes; ++l) part[l] += v[j + l];
+  float sum = 0.0f;
+  for (; j < count; ++j) sum += v[j];
+  for (float p : part) sum += p;
+  return sum;
 }
 
 }  // namespace
 
 void im2col(const conv_shape& s, const float* x, float* col) {
-  const long p = static_cast<long>(s.k / 2);
   const std::size_t hw = s.h * s.w;
   for (std::size_t ci = 0; ci < s.c; ++ci) {
     const float* plane = x + ci * hw;
     for (std::size_t ki = 0; ki < s.k; ++ki) {
       for (std::size_t kj = 0; kj < s.k; ++kj) {
         float* row = col + ((ci * s.k + ki) * s.k + kj) * hw;
-        const long dy = static_cast<long>(ki) - p, dx = static_cast<long>(kj) - p;
-        const valid_range r = columns(s.w, dx);
-        for (std::size_t oy = 0; oy < s.h; ++oy) {
-          float* out = row + oy * s.w;
-          const long iy = static_cast<long>(oy) + dy;
-          if (iy < 0 || iy >= static_cast<long>(s.h)) {
-            std::memset(out, 0, s.w * sizeof(float));
-            continue;
-          }
-          const float* in = plane + static_cast<std::size_t>(iy) * s.w;
-          std::fill(out, out + r.lo, 0.0f);
-          std::memcpy(out + r.lo, in + (static_cast<long>(r.lo) + dx),
-                      (r.hi - r.lo) * sizeof(float));
-          std::fill(out + r.hi, out + s.w, 0.0f);
-        }
+        const tap t = tap_of(s, ki, kj);
+        std::fill(row, row + t.first, 0.0f);
+        if (t.last > t.first)
+          std::memcpy(row + t.first, plane + (static_cast<long>(t.first) + t.offset),
+                      (t.last - t.first) * sizeof(float));
+        std::fill(row + t.last, row + hw, 0.0f);
+        for_edge_columns(s, t, [row](std::size_t j) { row[j] = 0.0f; });
       }
     }
   }
 }
 
-void col2im(const conv_shape& s, const float* dcol, float* dx_out) {
-  const long p = static_cast<long>(s.k / 2);
+void col2im(const conv_shape& s, float* dcol, float* dx_out) {
   const std::size_t hw = s.h * s.w;
   for (std::size_t ci = 0; ci < s.c; ++ci) {
     float* plane = dx_out + ci * hw;
     for (std::size_t ki = 0; ki < s.k; ++ki) {
       for (std::size_t kj = 0; kj < s.k; ++kj) {
-        const float* row = dcol + ((ci * s.k + ki) * s.k + kj) * hw;
-        const long dy = static_cast<long>(ki) - p, dx = static_cast<long>(kj) - p;
-        const valid_range r = columns(s.w, dx);
-        for (std::size_t oy = 0; oy < s.h; ++oy) {
-          const long iy = static_cast<long>(oy) + dy;
-          if (iy < 0 || iy >= static_cast<long>(s.h)) continue;
-          const float* g = row + oy * s.w;
-          float* in = plane + static_cast<std::size_t>(iy) * s.w;
-          for (std::size_t ox = r.lo; ox < r.hi; ++ox) in[static_cast<long>(ox) + dx] += g[ox];
-        }
+        float* row = dcol + ((ci * s.k + ki) * s.k + kj) * hw;
+        const tap t = tap_of(s, ki, kj);
+        // The padding entries would land on a neighbouring row's pixels: make them add nothing,
+        // so one flat loop (which vectorizes) does the whole tap.
+        for_edge_columns(s, t, [row](std::size_t j) { row[j] = 0.0f; });
+        if (t.last == t.first) continue;
+        float* in = plane + (static_cast<long>(t.first) + t.offset);
+        const float* g = row + t.first;
+        for (std::size_t j = 0; j < t.last - t.first; ++j) in[j] += g[j];
       }
     }
   }
@@ -112,17 +147,11 @@ void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const
     float* gi = dy + i * s.out_size();
     for (std::size_t o = 0; o < s.cout; ++o) {
       float* g = gi + o * hw;
-      float acc = 0.0f;
       if (relu) {
         const float* a = y + i * s.out_size() + o * hw;
-        for (std::size_t j = 0; j < hw; ++j) {
-          g[j] = a[j] > 0.0f ? g[j] : 0.0f;
-          acc += g[j];
-        }
-      } else {
-        for (std::size_t j = 0; j < hw; ++j) acc += g[j];
+        for (std::size_t j = 0; j < hw; ++j) g[j] = a[j] > 0.0f ? g[j] : 0.0f;
       }
-      db[o] += acc;
+      db[o] += plane_sum(g, hw);
     }
     const float* ci = xi;
     if (s.k != 1) {
@@ -145,6 +174,16 @@ void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const
       col2im(s, dcol, dxi);
     }
   }
+}
+
+void conv2d_gemms(const conv_shape& s, std::size_t n, bool need_dx,
+                  std::vector<gemm_shape>& gemms) {
+  if (n == 0) return;
+  const std::size_t hw = s.h * s.w;
+  // One call per sample each, with the transposes and sizes of the cblas_sgemm calls above.
+  gemms.push_back({false, false, s.cout, hw, s.col_rows(), n});
+  gemms.push_back({false, true, s.cout, s.col_rows(), hw, n});
+  if (need_dx) gemms.push_back({true, false, s.col_rows(), hw, s.cout, n});
 }
 
 }  // namespace troupe::models::layers

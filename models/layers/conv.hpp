@@ -4,6 +4,9 @@
 // output lands directly in NCHW, so no transpose is needed. Weights are [cout, c, k, k]
 // (PyTorch's layout), bias [cout].
 #include <cstddef>
+#include <vector>
+
+#include "models/layers/gemm_shape.hpp"
 
 namespace troupe::models::layers {
 
@@ -21,8 +24,9 @@ struct conv_shape {
 
 // col[(ci*k + ki)*k + kj][oy*w + ox] = x[ci][oy + ki - k/2][ox + kj - k/2], zero outside.
 void im2col(const conv_shape& s, const float* x, float* col);
-// The adjoint of im2col: dx += scatter(dcol). dx is accumulated, not overwritten.
-void col2im(const conv_shape& s, const float* dcol, float* dx);
+// The adjoint of im2col: dx += scatter(dcol). dx is accumulated, not overwritten. dcol is
+// clobbered (its zero-padding entries are zeroed).
+void col2im(const conv_shape& s, float* dcol, float* dx);
 
 // y[n,cout,h,w] = conv(x) + b, then max(., 0) when relu. col: col_size() floats of scratch.
 void conv2d_forward(const conv_shape& s, const float* x, const float* wt, const float* b, float* y,
@@ -33,5 +37,9 @@ void conv2d_forward(const conv_shape& s, const float* x, const float* wt, const 
 void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const float* y,
                      float* dy, float* dx, float* dw, float* db, std::size_t n, float* col,
                      float* dcol, bool relu);
+
+// Appends the GEMMs one conv2d_forward and conv2d_backward (with dx when need_dx) over n samples
+// run. They include the products with im2col's zero padding, which the GEMMs really compute.
+void conv2d_gemms(const conv_shape& s, std::size_t n, bool need_dx, std::vector<gemm_shape>& gemms);
 
 }  // namespace troupe::models::layers

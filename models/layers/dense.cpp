@@ -49,4 +49,13 @@ void dense_backward(const float* x, const float* w, const float* y, float* dy, f
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, I, O, 1.0f, dy, O, w, I, 0.0f, dx, I);
 }
 
+void dense_gemms(std::size_t n, std::size_t in, std::size_t out, bool need_dx,
+                 std::vector<gemm_shape>& gemms) {
+  if (n == 0) return;  // nothing to multiply
+  // The same calls, transposes and sizes as the cblas_sgemm calls above.
+  gemms.push_back({false, true, n, out, in, 1});
+  gemms.push_back({true, false, out, in, n, 1});
+  if (need_dx) gemms.push_back({false, false, n, in, out, 1});
+}
+
 }  // namespace troupe::models::layers

@@ -13,14 +13,29 @@ void maxpool2_forward(const float* x, float* y, std::int32_t* arg, std::size_t n
     std::int32_t* ai = arg + i * out_size;
     for (std::size_t ch = 0; ch < c; ++ch) {
       for (std::size_t oy = 0; oy < oh; ++oy) {
+        const std::size_t top = (ch * h + 2 * oy) * w;
+        const float* r0 = xi + top;
+        const float* r1 = r0 + w;
+        float* yo = yi + (ch * oh + oy) * ow;
+        std::int32_t* ao = ai + (ch * oh + oy) * ow;
+        // Selects, not branches: which input wins is data-dependent and mispredicted half the
+        // time, which made this loop cost more than the convolution after it. The index select
+        // is written as masks so that no compiler turns it back into a branch; the order and the
+        // strict > keep the first of equal maxima, as before.
         for (std::size_t ox = 0; ox < ow; ++ox) {
-          std::size_t best = (ch * h + 2 * oy) * w + 2 * ox;
-          const std::size_t cand[3] = {best + 1, best + w, best + w + 1};
-          for (std::size_t j : cand)
-            if (xi[j] > xi[best]) best = j;
-          const std::size_t o = (ch * oh + oy) * ow + ox;
-          yi[o] = xi[best];
-          ai[o] = static_cast<std::int32_t>(best);
+          const auto at = static_cast<std::int32_t>(top + 2 * ox);
+          const float cand[3] = {r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1]};
+          const std::int32_t cand_at[3] = {at + 1, at + static_cast<std::int32_t>(w),
+                                           at + static_cast<std::int32_t>(w) + 1};
+          float best = r0[2 * ox];
+          std::int32_t where = at;
+          for (int j = 0; j < 3; ++j) {
+            const std::int32_t take = -static_cast<std::int32_t>(cand[j] > best);
+            where = (where & ~take) | (cand_at[j] & take);
+            best = cand[j] > best ? cand[j] : best;
+          }
+          yo[ox] = best;
+          ao[ox] = where;
         }
       }
     }
