@@ -1,6 +1,7 @@
 #include "devices/cuda/gpu_engine.cuh"
 
 #include "core/clock.hpp"
+#include "devices/cuda/cublas_library.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -22,18 +23,19 @@ backend::backend(target where, int ordinal) : where_(where), ordinal_(ordinal) {
   if (host()) return;
   check(cudaSetDevice(ordinal), "cudaSetDevice");
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-  check(cublasCreate(&blas_), "cublasCreate");
+  check(cublas().create(&blas_), "cublasCreate");
   // Plain FP32: TF32 would trade the CPU path's precision for speed and break equivalence.
-  check(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-  check(cublasSetStream(blas_, stream_), "cublasSetStream");  // resets the workspace: set it after
+  check(cublas().set_math_mode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  // Setting the stream resets the workspace: the workspace is set after it.
+  check(cublas().set_stream(blas_, stream_), "cublasSetStream");
   check(cudaMalloc(&workspace_, workspace_bytes), "cudaMalloc (cuBLAS workspace)");
-  check(cublasSetWorkspace(blas_, workspace_, workspace_bytes), "cublasSetWorkspace");
+  check(cublas().set_workspace(blas_, workspace_, workspace_bytes), "cublasSetWorkspace");
 }
 
 backend::~backend() {
   if (host()) return;
   // Teardown errors (a context already broken by a device error) are not worth a throw here.
-  if (blas_) cublasDestroy(blas_);
+  if (blas_) cublas().destroy(blas_);
   if (workspace_) cudaFree(workspace_);
   if (stream_) cudaStreamDestroy(stream_);
   cudaGetLastError();
@@ -55,8 +57,8 @@ void backend::gemm_rm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_
                 K, one, b, LDB, a, LDA, beta, c, LDC);
     return;
   }
-  check(cublasSgemm(blas_, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
-                    &one, b, LDB, a, LDA, &beta, c, LDC),
+  check(cublas().sgemm(blas_, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M,
+                       K, &one, b, LDB, a, LDA, &beta, c, LDC),
         "cublasSgemm");
 }
 
@@ -69,9 +71,9 @@ void backend::gemv_cm(bool trans, std::size_t rows, std::size_t cols, const floa
                 1);
     return;
   }
-  check(
-      cublasSgemv(blas_, trans ? CUBLAS_OP_T : CUBLAS_OP_N, R, C, &one, a, LDA, x, 1, &zero, y, 1),
-      "cublasSgemv");
+  check(cublas().sgemv(blas_, trans ? CUBLAS_OP_T : CUBLAS_OP_N, R, C, &one, a, LDA, x, 1, &zero, y,
+                       1),
+        "cublasSgemv");
 }
 
 void* backend::allocate(std::size_t bytes, const std::string& what) const {
