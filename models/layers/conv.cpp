@@ -50,17 +50,27 @@ void zero_edge_columns(const conv_shape& s, const tap& t, float* row) {
     for (std::size_t oy = t.row_lo; oy < t.row_hi; ++oy) row[oy * s.w + ox] = 0.0f;
 }
 
-// The sum of v[0..count) in `lanes` interleaved partial sums: a single running sum is one long
-// chain of dependent adds (4 cycles each), which made the bias gradient of a 28x28 plane cost as
-// much as its share of the convolution; independent lanes vectorize.
-float plane_sum(const float* v, std::size_t count) {
+// Masks g by a > 0 when a is set (the ReLU's gradient) and returns the sum of the result, in one
+// pass, in `lanes` interleaved partial sums: a single running sum is one long chain of dependent
+// adds (4 cycles each), which made the bias gradient of a 28x28 plane cost as much as its share
+// of the convolution; independent lanes vectorize.
+float mask_and_sum(float* g, const float* a, std::size_t count) {
   constexpr std::size_t lanes = 16;
   float part[lanes] = {};
   std::size_t j = 0;
-  for (; j + lanes <= count; j += lanes)
-    for (std::size_t l = 0; l < lanes; ++l) part[l] += v[j + l];
+  if (a != nullptr) {
+    for (; j + lanes <= count; j += lanes)
+      for (std::size_t l = 0; l < lanes; ++l) {
+        g[j + l] = a[j + l] > 0.0f ? g[j + l] : 0.0f;
+        part[l] += g[j + l];
+      }
+    for (std::size_t t = j; t < count; ++t) g[t] = a[t] > 0.0f ? g[t] : 0.0f;
+  } else {
+    for (; j + lanes <= count; j += lanes)
+      for (std::size_t l = 0; l < lanes; ++l) part[l] += g[j + l];
+  }
   float sum = 0.0f;
-  for (; j < count; ++j) sum += v[j];
+  for (; j < count; ++j) sum += g[j];
   for (float p : part) sum += p;
   return sum;
 }
@@ -149,11 +159,7 @@ void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const
     float* gi = dy + i * s.out_size();
     for (std::size_t o = 0; o < s.cout; ++o) {
       float* g = gi + o * hw;
-      if (relu) {
-        const float* a = y + i * s.out_size() + o * hw;
-        for (std::size_t j = 0; j < hw; ++j) g[j] = a[j] > 0.0f ? g[j] : 0.0f;
-      }
-      db[o] += plane_sum(g, hw);
+      db[o] += mask_and_sum(g, relu ? y + i * s.out_size() + o * hw : nullptr, hw);
     }
     const float* ci = xi;
     if (s.k != 1) {
