@@ -83,17 +83,17 @@ class pool_stage final : public stage {
   std::size_t out_size() const override { return c_ * (h_ / 2) * (w_ / 2); }
   void init(float*, rng&) const override {}
   void forward(const float*, const float* x, float* y, std::size_t n) override {
-    arg_.resize(n * out_size());
-    layers::maxpool2_forward(x, y, arg_.data(), n, c_, h_, w_);
+    win_.resize(n * out_size());
+    layers::maxpool2_forward(x, y, win_.data(), n, c_, h_, w_);
   }
   void backward(const float*, const float*, const float*, float* dy, float* dx, float*,
                 std::size_t n) override {
-    if (dx) layers::maxpool2_backward(dy, arg_.data(), dx, n, c_, h_, w_);
+    if (dx) layers::maxpool2_backward(win_.data(), dy, dx, n, c_, h_, w_);
   }
 
  private:
   std::size_t c_, h_, w_;
-  std::vector<std::int32_t> arg_;
+  std::vector<std::int32_t> win_;
 };
 
 }  // namespace
