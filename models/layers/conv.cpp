@@ -153,12 +153,14 @@ __attribute__((always_inline)) inline void backward_body(const conv_shape& s, co
                                                          const float* wt, const float* y, float* dy,
                                                          float* dx, float* dw, float* db,
                                                          std::size_t n, float* col, float* dcol,
-                                                         bool relu) {
+                                                         bool relu, bool accumulate) {
   const std::size_t hw = s.h * s.w;
   const int M = static_cast<int>(s.cout), N = static_cast<int>(hw),
             K = static_cast<int>(s.col_rows());
-  std::memset(db, 0, s.cout * sizeof(float));
-  if (n == 0) std::memset(dw, 0, s.cout * s.col_rows() * sizeof(float));
+  if (!accumulate) {
+    std::memset(db, 0, s.cout * sizeof(float));
+    if (n == 0) std::memset(dw, 0, s.cout * s.col_rows() * sizeof(float));
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const float* xi = x + i * s.in_size();
     float* gi = dy + i * s.out_size();
@@ -173,7 +175,7 @@ __attribute__((always_inline)) inline void backward_body(const conv_shape& s, co
     }
     // dW[cout, c*k*k] (+)= dy_i[cout, hw] col^T; the first sample overwrites.
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, K, N, 1.0f, gi, N, ci, N,
-                i == 0 ? 0.0f : 1.0f, dw, K);
+                i == 0 && !accumulate ? 0.0f : 1.0f, dw, K);
     if (dx == nullptr) continue;
     float* dxi = dx + i * s.in_size();
     if (s.k == 1) {
@@ -198,8 +200,8 @@ void forward_baseline(const conv_shape& s, const float* x, const float* wt, cons
 }
 void backward_baseline(const conv_shape& s, const float* x, const float* wt, const float* y,
                        float* dy, float* dx, float* dw, float* db, std::size_t n, float* col,
-                       float* dcol, bool relu) {
-  backward_body(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu);
+                       float* dcol, bool relu, bool accumulate) {
+  backward_body(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu, accumulate);
 }
 void col2im_baseline(const conv_shape& s, float* dcol, float* dx) {
   col2im_body(s, dcol, dx);
@@ -214,8 +216,9 @@ __attribute__((target("avx2"))) void forward_avx2(const conv_shape& s, const flo
 __attribute__((target("avx2"))) void backward_avx2(const conv_shape& s, const float* x,
                                                    const float* wt, const float* y, float* dy,
                                                    float* dx, float* dw, float* db, std::size_t n,
-                                                   float* col, float* dcol, bool relu) {
-  backward_body(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu);
+                                                   float* col, float* dcol, bool relu,
+                                                   bool accumulate) {
+  backward_body(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu, accumulate);
 }
 __attribute__((target("avx2"))) void col2im_avx2(const conv_shape& s, float* dcol, float* dx) {
   col2im_body(s, dcol, dx);
@@ -255,11 +258,11 @@ void conv2d_forward(const conv_shape& s, const float* x, const float* wt, const 
 
 void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const float* y,
                      float* dy, float* dx, float* dw, float* db, std::size_t n, float* col,
-                     float* dcol, bool relu) {
+                     float* dcol, bool relu, bool accumulate) {
 #if defined(__x86_64__)
-  if (has_avx2()) return backward_avx2(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu);
+  if (has_avx2()) return backward_avx2(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu, accumulate);
 #endif
-  backward_baseline(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu);
+  backward_baseline(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu, accumulate);
 }
 
 void conv2d_gemms(const conv_shape& s, std::size_t n, bool need_dx,
