@@ -178,9 +178,9 @@ TEST_CASE("2x2 max-pool: forward picks the max, backward matches central differe
   r.shuffle(x);
   const auto proj = random_vector(r, n * c * oh * ow);
   std::vector<float> y(proj.size());
-  std::vector<std::int32_t> arg(proj.size());
+  std::vector<std::int32_t> win(proj.size());
   auto f = [&] {
-    maxpool2_forward(x.data(), y.data(), arg.data(), n, c, h, w);
+    maxpool2_forward(x.data(), y.data(), win.data(), n, c, h, w);
     return dot(y.data(), proj);
   };
   f();
@@ -192,7 +192,7 @@ TEST_CASE("2x2 max-pool: forward picks the max, backward matches central differe
           CHECK(y[((i * c + ch) * oh + oy) * ow + ox] == std::max({p[0], p[1], p[w], p[w + 1]}));
         }
   std::vector<float> dx(x.size(), 7.0f);
-  maxpool2_backward(proj.data(), arg.data(), dx.data(), n, c, h, w);
+  maxpool2_backward(win.data(), proj.data(), dx.data(), n, c, h, w);
   CHECK(gradcheck("dx", x, dx, f) == 0);
 }
 

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "models/gradcheck.test.hpp"
 #include "models/model.hpp"
+#include "models/sequential.hpp"
 
 using namespace troupe::models;
 using namespace troupe::models::testing;
@@ -126,6 +127,25 @@ TEST_CASE("per-sample weights scale each sample's loss and gradient") {
     CHECK(sw.samples == d.n);
     for (std::size_t j = 0; j < p.size(); ++j)
       CHECK(gw[j] == doctest::Approx(expect[j]).epsilon(1e-4).scale(1e-3));
+  }
+}
+
+TEST_CASE("a conv runs fused with its pool bit for bit as stage by stage") {
+  // forward_backward runs each conv and the pool after it sample by sample; layer_seconds times
+  // stages one by one, unfused.
+  for (const auto& spec : tiny_specs()) {
+    if (spec.kind != "cnn") continue;
+    auto m = make_model(spec);
+    auto* seq = dynamic_cast<sequential*>(m.get());
+    REQUIRE(seq != nullptr);
+    rng r{15};
+    std::vector<float> p(m->param_count());
+    m->init_params(p.data(), r);
+    const data d = make_data(spec, 3, r);
+    std::vector<float> fused(p.size()), staged(p.size());
+    m->forward_backward(p.data(), d.all(), fused.data());
+    seq->layer_seconds(p.data(), d.all(), staged.data());
+    CHECK(fused == staged);
   }
 }
 

@@ -26,6 +26,15 @@ class stage {
   // slice of grad.
   virtual void backward(const float* params, const float* x, const float* y, float* dy, float* dx,
                         float* grad, std::size_t n) = 0;
+  // A stage may run itself and the stage after it together, sample by sample, so that its output
+  // is still in cache when the next stage reads it (and, backward, the next stage's input
+  // gradient when this one reads it). The results are the same as running them one after the
+  // other; y and dy are still filled in whole.
+  virtual bool fuses_next() const { return false; }
+  virtual void forward_fused(const float*, const float*, float*, float*, std::size_t) {}
+  // dnext: the gradient of the next stage's output; dy: this stage's output gradient, filled in.
+  virtual void backward_fused(const float*, const float*, const float*, float*, float*, float*,
+                              float*, std::size_t) {}
 };
 
 class sequential final : public model {

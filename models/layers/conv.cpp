@@ -43,7 +43,8 @@ tap tap_of(const conv_shape& s, std::size_t ki, std::size_t kj) {
 // Zeroes row[j] for every flat output index j of the rows [row_lo, row_hi) whose column ox + dx
 // falls off the image. Column by column: row by row, the compiler turned each row's one or two
 // entries into a memset call, 2016 of them per sample in the CNN's second conv.
-void zero_edge_columns(const conv_shape& s, const tap& t, float* row) {
+__attribute__((always_inline)) inline void zero_edge_columns(const conv_shape& s, const tap& t,
+                                                             float* row) {
   const std::size_t width = std::min(static_cast<std::size_t>(t.dx < 0 ? -t.dx : t.dx), s.w);
   const std::size_t lo = t.dx < 0 ? 0 : s.w - width;
   for (std::size_t ox = lo; ox < lo + width; ++ox)
@@ -54,7 +55,8 @@ void zero_edge_columns(const conv_shape& s, const tap& t, float* row) {
 // pass, in `lanes` interleaved partial sums: a single running sum is one long chain of dependent
 // adds (4 cycles each), which made the bias gradient of a 28x28 plane cost as much as its share
 // of the convolution; independent lanes vectorize.
-float mask_and_sum(float* g, const float* a, std::size_t count) {
+__attribute__((always_inline)) inline float mask_and_sum(float* g, const float* a,
+                                                         std::size_t count) {
   constexpr std::size_t lanes = 16;
   float part[lanes] = {};
   std::size_t j = 0;
@@ -75,11 +77,10 @@ float mask_and_sum(float* g, const float* a, std::size_t count) {
   return sum;
 }
 
-}  // namespace
-
 // Both walk the taps outermost, so each tap's geometry is worked out once for all channels
 // (per channel, it showed at over 1% of a CNN step).
-void im2col(const conv_shape& s, const float* x, float* col) {
+__attribute__((always_inline)) inline void im2col_body(const conv_shape& s, const float* x,
+                                                       float* col) {
   const std::size_t hw = s.h * s.w, taps = s.k * s.k;
   for (std::size_t ki = 0; ki < s.k; ++ki) {
     for (std::size_t kj = 0; kj < s.k; ++kj) {
@@ -98,7 +99,8 @@ void im2col(const conv_shape& s, const float* x, float* col) {
   }
 }
 
-void col2im(const conv_shape& s, float* dcol, float* dx_out) {
+__attribute__((always_inline)) inline void col2im_body(const conv_shape& s, float* dcol,
+                                                       float* dx_out) {
   const std::size_t hw = s.h * s.w, taps = s.k * s.k;
   // Each input pixel still sums its taps in (ki, kj) order, as a channel-outer walk would.
   for (std::size_t ki = 0; ki < s.k; ++ki) {
@@ -118,8 +120,9 @@ void col2im(const conv_shape& s, float* dcol, float* dx_out) {
   }
 }
 
-void conv2d_forward(const conv_shape& s, const float* x, const float* wt, const float* b, float* y,
-                    std::size_t n, float* col, bool relu) {
+__attribute__((always_inline)) inline void forward_body(const conv_shape& s, const float* x,
+                                                        const float* wt, const float* b, float* y,
+                                                        std::size_t n, float* col, bool relu) {
   const std::size_t hw = s.h * s.w;
   const int M = static_cast<int>(s.cout), N = static_cast<int>(hw),
             K = static_cast<int>(s.col_rows());
@@ -129,7 +132,7 @@ void conv2d_forward(const conv_shape& s, const float* x, const float* wt, const 
     // A 1x1 kernel's column matrix is the input itself.
     const float* ci = xi;
     if (s.k != 1) {
-      im2col(s, xi, col);
+      im2col_body(s, xi, col);
       ci = col;
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, wt, K, ci, N, 0.0f, yi,
@@ -146,14 +149,18 @@ void conv2d_forward(const conv_shape& s, const float* x, const float* wt, const 
   }
 }
 
-void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const float* y,
-                     float* dy, float* dx, float* dw, float* db, std::size_t n, float* col,
-                     float* dcol, bool relu) {
+__attribute__((always_inline)) inline void backward_body(const conv_shape& s, const float* x,
+                                                         const float* wt, const float* y, float* dy,
+                                                         float* dx, float* dw, float* db,
+                                                         std::size_t n, float* col, float* dcol,
+                                                         bool relu, bool accumulate) {
   const std::size_t hw = s.h * s.w;
   const int M = static_cast<int>(s.cout), N = static_cast<int>(hw),
             K = static_cast<int>(s.col_rows());
-  std::memset(db, 0, s.cout * sizeof(float));
-  if (n == 0) std::memset(dw, 0, s.cout * s.col_rows() * sizeof(float));
+  if (!accumulate) {
+    std::memset(db, 0, s.cout * sizeof(float));
+    if (n == 0) std::memset(dw, 0, s.cout * s.col_rows() * sizeof(float));
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const float* xi = x + i * s.in_size();
     float* gi = dy + i * s.out_size();
@@ -163,12 +170,12 @@ void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const
     }
     const float* ci = xi;
     if (s.k != 1) {
-      im2col(s, xi, col);
+      im2col_body(s, xi, col);
       ci = col;
     }
     // dW[cout, c*k*k] (+)= dy_i[cout, hw] col^T; the first sample overwrites.
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, K, N, 1.0f, gi, N, ci, N,
-                i == 0 ? 0.0f : 1.0f, dw, K);
+                i == 0 && !accumulate ? 0.0f : 1.0f, dw, K);
     if (dx == nullptr) continue;
     float* dxi = dx + i * s.in_size();
     if (s.k == 1) {
@@ -179,9 +186,83 @@ void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, N, M, 1.0f, wt, K, gi, N, 0.0f, dcol,
                   N);
       std::memset(dxi, 0, s.in_size() * sizeof(float));
-      col2im(s, dcol, dxi);
+      col2im_body(s, dcol, dxi);
     }
   }
+}
+
+// The element-wise passes (bias and ReLU, the ReLU mask and bias gradient, col2im's sums) are
+// compiled twice, for the baseline ISA and for AVX2 with twice the lanes, and picked at run
+// time. Neither copy enables FMA and every sum keeps its order, so both give the same bits.
+void forward_baseline(const conv_shape& s, const float* x, const float* wt, const float* b,
+                      float* y, std::size_t n, float* col, bool relu) {
+  forward_body(s, x, wt, b, y, n, col, relu);
+}
+void backward_baseline(const conv_shape& s, const float* x, const float* wt, const float* y,
+                       float* dy, float* dx, float* dw, float* db, std::size_t n, float* col,
+                       float* dcol, bool relu, bool accumulate) {
+  backward_body(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu, accumulate);
+}
+void col2im_baseline(const conv_shape& s, float* dcol, float* dx) {
+  col2im_body(s, dcol, dx);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) void forward_avx2(const conv_shape& s, const float* x,
+                                                  const float* wt, const float* b, float* y,
+                                                  std::size_t n, float* col, bool relu) {
+  forward_body(s, x, wt, b, y, n, col, relu);
+}
+__attribute__((target("avx2"))) void backward_avx2(const conv_shape& s, const float* x,
+                                                   const float* wt, const float* y, float* dy,
+                                                   float* dx, float* dw, float* db, std::size_t n,
+                                                   float* col, float* dcol, bool relu,
+                                                   bool accumulate) {
+  backward_body(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu, accumulate);
+}
+__attribute__((target("avx2"))) void col2im_avx2(const conv_shape& s, float* dcol, float* dx) {
+  col2im_body(s, dcol, dx);
+}
+#endif
+
+// Asked on first use, not in a static initializer, which may run before the CPU model is known.
+bool has_avx2() {
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+void im2col(const conv_shape& s, const float* x, float* col) {
+  im2col_body(s, x, col);
+}
+
+void col2im(const conv_shape& s, float* dcol, float* dx) {
+#if defined(__x86_64__)
+  if (has_avx2()) return col2im_avx2(s, dcol, dx);
+#endif
+  col2im_baseline(s, dcol, dx);
+}
+
+void conv2d_forward(const conv_shape& s, const float* x, const float* wt, const float* b, float* y,
+                    std::size_t n, float* col, bool relu) {
+#if defined(__x86_64__)
+  if (has_avx2()) return forward_avx2(s, x, wt, b, y, n, col, relu);
+#endif
+  forward_baseline(s, x, wt, b, y, n, col, relu);
+}
+
+void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const float* y,
+                     float* dy, float* dx, float* dw, float* db, std::size_t n, float* col,
+                     float* dcol, bool relu, bool accumulate) {
+#if defined(__x86_64__)
+  if (has_avx2()) return backward_avx2(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu, accumulate);
+#endif
+  backward_baseline(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu, accumulate);
 }
 
 void conv2d_gemms(const conv_shape& s, std::size_t n, bool need_dx,

@@ -33,10 +33,11 @@ void conv2d_forward(const conv_shape& s, const float* x, const float* wt, const 
                     std::size_t n, float* col, bool relu);
 
 // dy is dLoss/d(output, after the ReLU when relu) and is masked in place when relu. Overwrites dw
-// and db with the batch SUM; dx overwritten, or skipped when null. col, dcol: col_size() floats.
+// and db with the batch SUM, or adds the batch sum to them when accumulate; dx overwritten, or
+// skipped when null. col, dcol: col_size() floats.
 void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const float* y,
                      float* dy, float* dx, float* dw, float* db, std::size_t n, float* col,
-                     float* dcol, bool relu);
+                     float* dcol, bool relu, bool accumulate = false);
 
 // Appends the GEMMs one conv2d_forward and conv2d_backward (with dx when need_dx) over n samples
 // run. They include the products with im2col's zero padding, which the GEMMs really compute.
