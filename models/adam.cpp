@@ -6,6 +6,7 @@
 //   p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
 #include <cmath>
 
+#include "core/cpu_features.hpp"
 #include "models/optimizer_base.hpp"
 
 namespace troupe::models::optimizers {
@@ -45,8 +46,7 @@ __attribute__((target("avx2"))) void adam_loop_avx2(std::size_t n, float* p, con
 void adam_update(std::size_t n, float* p, const float* g, float* m, float* v,
                  const adam_coeffs& c) {
 #if defined(__x86_64__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) {
+  if (cpu_has_avx2()) {
     adam_loop_avx2(n, p, g, m, v, c);
     return;
   }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/cpu_features.hpp"
+
 #ifdef __SSE2__
 #include <immintrin.h>
 #endif
@@ -138,10 +140,6 @@ __attribute__((target("avx2"))) void kernel_avx2(float* out, const float* const*
   for (; i < n; ++i) out[i] = reduce_one<Op, Divide>(ins, m, lo + i, divisor);
 }
 
-bool cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
-}
 #endif
 
 template <reduce_op Op, bool Divide>

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/cpu_features.hpp"
+
 namespace troupe::models::layers {
 
 namespace {
@@ -225,16 +227,6 @@ __attribute__((target("avx2"))) void col2im_avx2(const conv_shape& s, float* dco
 }
 #endif
 
-// Asked on first use, not in a static initializer, which may run before the CPU model is known.
-bool has_avx2() {
-#if defined(__x86_64__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2;
-#else
-  return false;
-#endif
-}
-
 }  // namespace
 
 void im2col(const conv_shape& s, const float* x, float* col) {
@@ -243,7 +235,7 @@ void im2col(const conv_shape& s, const float* x, float* col) {
 
 void col2im(const conv_shape& s, float* dcol, float* dx) {
 #if defined(__x86_64__)
-  if (has_avx2()) return col2im_avx2(s, dcol, dx);
+  if (cpu_has_avx2()) return col2im_avx2(s, dcol, dx);
 #endif
   col2im_baseline(s, dcol, dx);
 }
@@ -251,7 +243,7 @@ void col2im(const conv_shape& s, float* dcol, float* dx) {
 void conv2d_forward(const conv_shape& s, const float* x, const float* wt, const float* b, float* y,
                     std::size_t n, float* col, bool relu) {
 #if defined(__x86_64__)
-  if (has_avx2()) return forward_avx2(s, x, wt, b, y, n, col, relu);
+  if (cpu_has_avx2()) return forward_avx2(s, x, wt, b, y, n, col, relu);
 #endif
   forward_baseline(s, x, wt, b, y, n, col, relu);
 }
@@ -260,7 +252,8 @@ void conv2d_backward(const conv_shape& s, const float* x, const float* wt, const
                      float* dy, float* dx, float* dw, float* db, std::size_t n, float* col,
                      float* dcol, bool relu, bool accumulate) {
 #if defined(__x86_64__)
-  if (has_avx2()) return backward_avx2(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu, accumulate);
+  if (cpu_has_avx2())
+    return backward_avx2(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu, accumulate);
 #endif
   backward_baseline(s, x, wt, y, dy, dx, dw, db, n, col, dcol, relu, accumulate);
 }

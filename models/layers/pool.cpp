@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/cpu_features.hpp"
+
 namespace troupe::models::layers {
 
 // Both passes go a row pair at a time over planes of n*c, with selects rather than branches:
@@ -101,22 +103,12 @@ __attribute__((target("avx2"))) void backward_avx2(const std::int32_t* win, cons
 }
 #endif
 
-// Asked on first use, not in a static initializer, which may run before the CPU model is known.
-bool has_avx2() {
-#if defined(__x86_64__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2;
-#else
-  return false;
-#endif
-}
-
 }  // namespace
 
 void maxpool2_forward(const float* x, float* y, std::int32_t* win, std::size_t n, std::size_t c,
                       std::size_t h, std::size_t w) {
 #if defined(__x86_64__)
-  if (has_avx2()) return forward_avx2(x, y, win, n, c, h, w);
+  if (cpu_has_avx2()) return forward_avx2(x, y, win, n, c, h, w);
 #endif
   forward_baseline(x, y, win, n, c, h, w);
 }
@@ -124,7 +116,7 @@ void maxpool2_forward(const float* x, float* y, std::int32_t* win, std::size_t n
 void maxpool2_backward(const std::int32_t* win, const float* dy, float* dx, std::size_t n,
                        std::size_t c, std::size_t h, std::size_t w) {
 #if defined(__x86_64__)
-  if (has_avx2()) return backward_avx2(win, dy, dx, n, c, h, w);
+  if (cpu_has_avx2()) return backward_avx2(win, dy, dx, n, c, h, w);
 #endif
   backward_baseline(win, dy, dx, n, c, h, w);
 }
