@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace troupe::collectives {
@@ -35,8 +34,6 @@ struct slot {
 // ownership), a third more memory traffic for a two-rank sum. glibc's memcpy, the reference, does
 // the same for large copies.
 constexpr std::size_t stream_above_bytes = std::size_t{4} << 20;
-// How long a rank at a barrier polls before it sleeps on the condition variable.
-constexpr auto spin_budget = std::chrono::microseconds(50);
 
 }  // namespace
 
@@ -154,10 +151,8 @@ class shared_allreduce_state {
       return;
     }
     ++waiting_;
-    // The others are usually a few microseconds behind: waiting for them without sleeping
-    // saves the futex wake-up (50-150 us on a loaded VM) at both barriers of every op.
     lock.unlock();
-    spin_for_phase(my_phase);
+    poll_briefly([&] { return phase_.load(std::memory_order_acquire) != my_phase; });
     lock.lock();
     for (;;) {
       // completed: success even if an abort comes now
@@ -184,14 +179,6 @@ class shared_allreduce_state {
     --waiting_;
   }
 
-  // Up to spin_budget for the phase to move on, yielding the core between polls so that a
-  // rank waiting for a core (more ranks than cores) gets it.
-  void spin_for_phase(std::uint64_t my_phase) const {
-    const auto until = steady::now() + spin_budget;
-    while (phase_.load(std::memory_order_acquire) == my_phase && steady::now() < until)
-      std::this_thread::yield();
-  }
-
   // No rank may return while another still reads its input: reductions are pure compute, so
   // this wait is short and bounded.
   void wait_readers(std::unique_lock<std::mutex>& lock) {
@@ -213,7 +200,7 @@ class shared_allreduce_state {
   int arrived_count_ = 0;
   int waiting_ = 0;
   int reducing_ = 0;
-  // Written under the lock; read without it only by spin_for_phase.
+  // Written under the lock; read without it while a rank polls at a barrier.
   std::atomic<std::uint64_t> phase_{0};
   bool broken_ = false;
   std::string reason_;

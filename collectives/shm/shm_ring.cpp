@@ -11,13 +11,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <new>
-#include <thread>
 
+#include "collectives/op_control.hpp"
 #include "core/error.hpp"
 
 namespace troupe::collectives::shm {
@@ -97,16 +96,8 @@ descriptor& segment::slot(std::uint32_t sequence) const {
 }
 
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen, long timeout_ns) {
-  // A peer's answer is usually microseconds away, and a sleep in the futex costs a wake-up of
-  // 50-150 us on a loaded VM, paid at every step of a ring: poll for a short while first,
-  // yielding the core between polls so that a peer waiting for one still gets it. Callers loop
-  // and look at the word again, as after any early return of the futex.
-  constexpr auto spin_budget = std::chrono::microseconds(50);
-  const auto until = std::chrono::steady_clock::now() + spin_budget;
-  while (std::chrono::steady_clock::now() < until) {
-    if (word.load(std::memory_order_acquire) != seen) return;
-    std::this_thread::yield();
-  }
+  // Callers loop and look at the word again, as after any early return of the futex.
+  if (poll_briefly([&] { return word.load(std::memory_order_acquire) != seen; })) return;
   timespec timeout{timeout_ns / 1000000000L, timeout_ns % 1000000000L};
   // Not FUTEX_PRIVATE: the word lives in memory shared between processes.
   ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, seen, &timeout, nullptr,
