@@ -1,6 +1,7 @@
 #include "apps/args.hpp"
 
 #include <cstdlib>
+#include <sstream>
 
 #include "core/error.hpp"
 
@@ -79,6 +80,14 @@ double args::get_double(const std::string& flag, double fallback) const {
   if (v->empty() || *end != '\0')
     throw input_error("flag --" + flag + ": '" + *v + "' is not a number");
   return x;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
 }
 
 long long parse_size(const std::string& text, const std::string& what) {

@@ -42,6 +42,9 @@ class args {
   std::vector<std::string> positionals_;
 };
 
+// "a,b,,c" -> {"a", "b", "c"}: a flag's comma-separated list, empty items dropped.
+std::vector<std::string> split_list(const std::string& text);
+
 // Parses sizes like 4K, 256M, 1G, 1048576 (binary multiples). Throws input_error.
 long long parse_size(const std::string& text, const std::string& what);
 

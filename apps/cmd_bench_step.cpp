@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/runtime.hpp"
+#include "actors/step_trace.hpp"
 #include "apps/args.hpp"
 #include "apps/bench_run.hpp"
 #include "apps/command.hpp"
@@ -69,14 +70,6 @@ struct shape {
   std::vector<long long> hidden;
   std::int64_t batch = 0, steps = 0;
 };
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // "10k", "1m", "2500": a decimal count (parameters are counted, not sized in bytes).
 long long parse_count(const std::string& text, const std::string& flag) {
@@ -172,9 +165,8 @@ std::pair<double, double> fit_line(const std::vector<double>& x, const std::vect
 
 void print_header(const char* first) {
   std::printf("%-10s %8s %9s", "mode", first, "params");
-  for (const char* h : {"plan", "dispatch", "compute", "collect", "sum", "apply", "exchange",
-                        "stats", "step", "fixed"})
-    std::printf(" %8s", h);
+  for (std::size_t p = 0; p < actors::step_phase_count; ++p)
+    std::printf(" %8s", name_of(static_cast<actors::step_phase>(p)));
   std::printf(" %6s\n", "busy");
 }
 

@@ -100,14 +100,6 @@ std::optional<std::size_t> reached(const run_result& r, double target, std::int6
   return std::nullopt;
 }
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 int run(const std::vector<std::string>& argv) {
   args a(argv, {"delay-ms", "target-loss", "runs", "periods", "steps", "batch", "workers", "hidden",
                 "optimizer", "lr", "window", "data", "log-dir", "json"});

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/clock.hpp"
+#include "core/median.hpp"
 #include "core/rng.hpp"
 
 namespace troupe::apps {
@@ -48,8 +49,7 @@ double sgemm_call_seconds(const models::layers::gemm_shape& g) {
   }
   // The median rather than the best: this machine may be shared, and the step time it is
   // compared with is a mean over the run.
-  std::nth_element(per_call.begin(), per_call.begin() + rounds / 2, per_call.end());
-  return per_call[rounds / 2];
+  return median(per_call);
 }
 
 double sgemm_gflops(const std::vector<models::layers::gemm_shape>& gemms) {
