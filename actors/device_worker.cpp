@@ -11,7 +11,6 @@
 #include "actors/job_stats.hpp"
 #include "actors/local_step.hpp"
 #include "actors/remote_device.hpp"
-#include "actors/step_trace.hpp"
 #include "collectives/errors.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"

@@ -171,6 +171,8 @@ void finish(job_self self, job_status status, const std::string& error, bool bad
       return;
     }
   }
+  // The last step closes at its boundary: the log line and the report read the same medians.
+  st.trace.finish();
   if (st.step > 0) log_step_time(self);
   st.phase = job_phase::done;
   auto data = std::make_shared<job_report_data>();

@@ -25,7 +25,6 @@ job_report make_report(stateful<job_state>* self, job_status status) {
   r.finished_s = seconds_since(st.launch.run_t0);
   r.wall_seconds = r.finished_s - r.started_s;
   r.step_seconds = st.clock.step_seconds_total;
-  st.trace.finish();
   const auto phases = st.trace.medians();
   r.step_phases_steps = static_cast<std::int64_t>(phases.steps);
   if (phases.steps > 0)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/median.hpp"
+
 namespace troupe::actors {
 namespace {
 
@@ -20,14 +22,6 @@ const char* name_of(step_phase p) {
   static const char* names[] = {"plan",  "dispatch", "compute", "collect", "sum",
                                 "apply", "exchange", "stats",   "step",    "fixed"};
   return names[static_cast<std::size_t>(p)];
-}
-
-std::int64_t steady_ns(steady::time_point t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
-
-std::int64_t steady_ns_now() {
-  return steady_ns(steady::now());
 }
 
 void step_trace::begin(steady::time_point now) {
@@ -106,9 +100,7 @@ step_phase_medians step_trace::medians() const {
   std::vector<double> column(done_.size());
   for (std::size_t p = 0; p < step_phase_count; ++p) {
     for (std::size_t i = 0; i < done_.size(); ++i) column[i] = done_[i][p];
-    const auto mid = column.begin() + static_cast<std::ptrdiff_t>(column.size() / 2);
-    std::nth_element(column.begin(), mid, column.end());
-    m.seconds[p] = *mid;
+    m.seconds[p] = median(column);
   }
   return m;
 }

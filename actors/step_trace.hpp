@@ -48,10 +48,6 @@ struct step_phase_medians {
   double operator[](step_phase p) const { return seconds[static_cast<std::size_t>(p)]; }
 };
 
-// steady-clock nanoseconds since the clock's epoch: the stamp that workers put in step_done.
-std::int64_t steady_ns(steady::time_point t);
-std::int64_t steady_ns_now();
-
 class step_trace {
  public:
   explicit step_trace(std::size_t window = 1024) : window_(window) {}
