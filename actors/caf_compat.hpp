@@ -4,6 +4,7 @@
 // spawning detached actors, registering our id block, the deterministic test scheduler and how
 // errors carry their text.
 #include <chrono>
+#include <exception>
 #include <string>
 
 #include <caf/actor.hpp>
@@ -18,6 +19,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/messages.hpp"
+#include "core/error.hpp"
 
 namespace troupe::actors {
 
@@ -73,6 +75,23 @@ inline std::string failure_text(caf::actor_system& sys, const caf::error& e) {
   if (!e) return "a normal exit";
   if (e.context().match_elements<std::string>()) return e.context().get_as<std::string>(0);
   return sys.render(e);
+}
+
+// An exception that escapes a handler stops the actor. CAF's default handler turns it into a bare
+// sec::runtime_error, so the monitor that reports the death could only say "runtime_error"; this
+// one keeps the exception's text (and an input_error stays an input failure, exit code 2).
+inline void keep_exception_text(caf::scheduled_actor* self) {
+  self->set_exception_handler([](caf::scheduled_actor*, std::exception_ptr& x) -> caf::error {
+    try {
+      std::rethrow_exception(x);
+    } catch (const troupe::input_error& e) {
+      return input_failure(e.what());
+    } catch (const std::exception& e) {
+      return crash_failure(std::string("uncaught exception: ") + e.what());
+    } catch (...) {
+      return crash_failure("an uncaught exception that is not a std::exception");
+    }
+  });
 }
 
 }  // namespace troupe::actors

@@ -37,6 +37,7 @@ shard_step sharded_step(distributor_state& st, std::int64_t step) {
 caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id job,
                                msg::generation_id generation, config::job_config cfg) {
   self->state.gate = generation_gate{job, generation};
+  keep_exception_text(self);
   self->state.cfg = std::move(cfg);
   return {
       // Edges 1 and 4.

@@ -329,6 +329,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
                             msg::local_ref<worker_setup> setup) {
   auto& st = self->state;
   st.gate = generation_gate{spec.job, spec.generation};
+  keep_exception_text(self);
   st.rank = spec.rank;
   st.setup = setup;
   // Edge 1 / 3.

@@ -206,6 +206,7 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
   st.launch = std::move(launch);
   st.share->store(st.launch.cfg.share);
   st.clock.job_t0 = steady::now();
+  keep_exception_text(self);
   self->set_default_handler(drop_quietly);
   // The sync mode's actors and the distributor are ours: one dying is the job failing (edge 7).
   self->set_down_handler([=](const caf::down_msg& d) {

@@ -23,6 +23,7 @@ std::vector<std::pair<std::size_t, std::size_t>> shard_slices(std::size_t n, int
 
 caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
   self->state.gate = generation_gate{spec.job, spec.generation};
+  keep_exception_text(self);
   self->state.mean.assign(spec.count, 0.0f);
   self->state.version = spec.version;
   self->state.spec = std::move(spec);
