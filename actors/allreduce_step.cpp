@@ -106,6 +106,9 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
                                       std::chrono::duration<double>(session.deadline_seconds));
   call.abort = session.abort;
   call.gone = step.gone;
+  if (!session.reducer)
+    throw runtime_failure("allreduce: generation " + std::to_string(session.generation) +
+                          " has no members, yet rank " + std::to_string(step.rank) + " reduces");
   auto& reducer = *session.reducer;
 
   if (!session.distributed) {
@@ -233,7 +236,11 @@ void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation,
   s->deadline_seconds = deadline_seconds_;
   const bool ring =
       !s->distributed && std::any_of(agent.begin(), agent.end(), [](bool a) { return a; });
-  if (ring) {
+  if (members == 0) {
+    // Every rank is out (failed or restarting, e.g. the last member lost while the others wait
+    // for their restart): nobody reduces in this generation, so it gets no reducer. The job
+    // holds at the boundary until a rank is back and opens a generation with members.
+  } else if (ring) {
     if (!ring_) ring_ = std::make_shared<ring_record>();
     // Unique per job, generation and control process: a resumed run or another run's control
     // process on the same store never meets this ring.

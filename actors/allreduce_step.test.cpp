@@ -207,3 +207,38 @@ TEST_CASE("the job aborts an allreduce in flight: the waiting workers return qui
   CHECK(job.session()->generation == 2);
   CHECK_FALSE(job.session()->abort->aborted());
 }
+
+TEST_CASE("a generation with no members: no reducer, and a rank that reduces in it is told") {
+  // Every rank out at once (the last member lost while the others restart): the job opens such
+  // a generation and waits at the boundary. A group of zero ranks cannot exist, so the session
+  // has no reducer; the job failing there was the bug this guards.
+  config::job_config cfg;
+  cfg.optimizer.kind = troupe::optimizer_kind::sgd;
+  job_allreduce job{cfg, 60.0};
+  auto initial = std::make_shared<param_store>(count);
+  for (int r = 0; r < members; ++r) job.replica(static_cast<std::size_t>(r), initial);
+  job.open_generation(1, 1, std::vector<bool>(members, true));
+  REQUIRE_NOTHROW(job.open_generation(1, 2, std::vector<bool>(members, false)));
+  const auto session = job.session();
+  REQUIRE(session);
+  CHECK(session->generation == 2);
+  CHECK(session->members == 0);
+  CHECK_FALSE(session->reducer);
+  replica_optimizer opt;
+  replica_step rs;
+  std::vector<float> grad(count, 1.0f), p(count, 0.0f);
+  rs.rank = 1;
+  rs.contributed = true;
+  rs.samples = 4;
+  rs.total_samples = 4;
+  rs.grad = grad.data();
+  rs.params = p.data();
+  rs.count = count;
+  CHECK_THROWS_WITH_AS(allreduce_and_apply(opt, *session, rs),
+                       "allreduce: generation 2 has no members, yet rank 1 reduces",
+                       troupe::runtime_failure);
+  // The next generation with members reduces again.
+  job.open_generation(1, 3, std::vector<bool>{false, true, false});
+  REQUIRE(job.session()->reducer);
+  CHECK(job.session()->reducer->size() == 1);
+}
