@@ -358,6 +358,19 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
     mg.busy.assign(static_cast<std::size_t>(std::max(0, g.count)), false);
     st.groups.push_back(std::move(mg));
   }
+  // The runtime is going away (its destructor sends this) while a job still runs, e.g. one that
+  // outlived the caller's wait: the job holds its workers and they hold it, so nothing would
+  // ever stop them and the actor system's shutdown would wait forever. The groups let go of the
+  // job's workers, and the job is killed. A linked actor's normal exit is not the runtime's.
+  self->set_exit_handler([=](const caf::exit_msg& m) {
+    if (!m.reason) return;
+    auto& st = self->state;
+    for (auto& [id, run] : st.running) {
+      for (const auto& g : st.groups) self->send(g.supervisor, msg::release{id, 1});
+      self->send_exit(run.actor, caf::exit_reason::kill);
+    }
+    self->quit(m.reason);
+  });
   // Edge 5.
   self->set_down_handler([=](const caf::down_msg& d) {
     auto& st = self->state;

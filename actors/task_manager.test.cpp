@@ -150,3 +150,22 @@ TEST_CASE_FIXTURE(fixture, "priorities order a queue; a job can never start with
   CHECK(r.jobs[0].status == troupe::job_status::failed);
   CHECK(r.jobs[0].bad_input);
 }
+
+TEST_CASE_FIXTURE(fixture, "a job still running when the task manager is stopped is killed") {
+  submit("stuck", {"cpu"});  // never told to finish
+  REQUIRE(started() == names{"stuck"});
+  caf::scoped_actor watcher{sys, true};
+  watcher->monitor(log->actors.at("stuck"));
+  caf::anon_send_exit(tm, caf::exit_reason::user_shutdown);
+  sched.run();
+  caf::error reason;
+  bool down = false;
+  watcher->receive(
+      [&](const caf::down_msg& d) {
+        down = true;
+        reason = d.reason;
+      },
+      caf::after(std::chrono::seconds(5)) >> [] {});
+  REQUIRE(down);
+  CHECK(reason == caf::exit_reason::kill);
+}
