@@ -237,9 +237,9 @@ void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation,
   const bool ring =
       !s->distributed && std::any_of(agent.begin(), agent.end(), [](bool a) { return a; });
   if (members == 0) {
-    // Every rank is out (failed or restarting, e.g. the last member lost while the others wait
-    // for their restart): nobody reduces in this generation, so it gets no reducer. The job
-    // holds at the boundary until a rank is back and opens a generation with members.
+    // Every rank is out (failed or restarting at once): nobody reduces in this generation, so
+    // it gets no reducer. The step in flight waits for the first restarted rank, which takes it
+    // over in a generation with members (membership::on_restarted_ready).
   } else if (ring) {
     if (!ring_) ring_ = std::make_shared<ring_record>();
     // Unique per job, generation and control process: a resumed run or another run's control

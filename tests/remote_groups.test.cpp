@@ -110,12 +110,34 @@ run_result run(const std::string& yaml, std::int64_t at = 0,
   return {report.jobs[0], report.agents, log};
 }
 
+// "crash=1 hang=0": what a failing check prints of how the job classed its failures.
+std::string classes_of(const troupe::job_report& j) {
+  std::string out;
+  for (const auto& [kind, n] : j.faults.failures_by_class)
+    out += (out.empty() ? "" : " ") + kind + "=" + std::to_string(n);
+  return out.empty() ? "none" : out;
+}
+
 void check_completed(const troupe::job_report& j) {
   INFO("error: " << j.error);
+  INFO("failures by class: " << classes_of(j));
   REQUIRE(j.status == troupe::job_status::completed);
   CHECK(j.steps == 200);
   CHECK(j.faults.lost_steps == 0);
   REQUIRE(j.final_params);
+}
+
+// The job saw the killed agent's worker fail: as a crash (the link or the agent's session
+// closed), or as a hang where the step's deadline passed first. The runtime cannot tell a dead
+// peer from a silent one until the operating system says so, and on a loaded host (the
+// sanitizer build, two suites at once) the deadline, 0.5 s at least, sometimes comes first.
+void check_crash_seen(const troupe::job_report& j) {
+  INFO("failures by class: " << classes_of(j));
+  const auto& by = j.faults.failures_by_class;
+  const auto crashes = by.count("crash") ? by.at("crash") : 0;
+  const auto hangs = by.count("hang") ? by.at("hang") : 0;
+  CHECK(crashes + hangs >= 1);
+  if (crashes == 0) MESSAGE("the step deadline saw the loss first (a loaded host?)");
 }
 
 const std::string ps_sync = "{mode: ps, ps_shards: 2}";
@@ -204,7 +226,7 @@ TEST_CASE("an agent killed with SIGKILL at step 50: the job completes with no lo
   const auto hurt =
       run(config_text("separate", ps_sync), 50, [](pid_t pid) { ::kill(pid, SIGKILL); });
   check_completed(hurt.job);
-  CHECK(hurt.job.faults.failures_by_class.count("crash") == 1);
+  check_crash_seen(hurt.job);
   check_same_model(hurt.job);
 }
 
@@ -217,7 +239,7 @@ TEST_CASE("allreduce through the process ring: an agent killed with SIGKILL at s
     const auto hurt = run(config_text("separate", "{mode: allreduce}", supervision), 50,
                           [](pid_t pid) { ::kill(pid, SIGKILL); });
     check_completed(hurt.job);
-    CHECK(hurt.job.faults.failures_by_class.count("crash") == 1);
+    check_crash_seen(hurt.job);
     REQUIRE(hurt.job.sync.process_ring);
     check_same_model(hurt.job);
   }
@@ -233,7 +255,7 @@ TEST_CASE("allreduce through the process ring: a worker killed as the ring reach
     const auto hurt = run(yaml);
     check_completed(hurt.job);
     CHECK(hurt.job.faults.injected == 1);
-    CHECK(hurt.job.faults.failures_by_class.count("crash") == 1);
+    check_crash_seen(hurt.job);
     check_same_model(hurt.job);
   }
 }
@@ -247,7 +269,7 @@ TEST_CASE("local SGD with agents: an agent killed with SIGKILL at step 50 loses 
       run(config_text("separate", sync), 50, [](pid_t pid) { ::kill(pid, SIGKILL); }).job;
   check_completed(clean);
   check_completed(hurt);
-  CHECK(hurt.faults.failures_by_class.count("crash") == 1);
+  check_crash_seen(hurt);
   // Local SGD over two replicas from the loss on: close to the fault-free model, not equal
   // (0.05 measured here, where local SGD and synchronous SGD end 0.17 apart on this job).
   const double d = relative_l2(*hurt.final_params, *clean.final_params);
@@ -261,7 +283,7 @@ TEST_CASE("a killed child agent is started again, and its worker restarted on it
   const auto hurt = run(config_text("separate", ps_sync, "{crash: restart}"), 50,
                         [](pid_t pid) { ::kill(pid, SIGKILL); });
   check_completed(hurt.job);
-  CHECK(hurt.job.faults.failures_by_class.count("crash") == 1);
+  check_crash_seen(hurt.job);
   CHECK(hurt.job.faults.restarts >= 1);
   CHECK(hurt.job.faults.migrations == 0);
   const bool respawned =
