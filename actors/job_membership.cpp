@@ -171,16 +171,21 @@ void on_step_timeout(job_self self, const msg::step_timeout& t) {
     reduce_deadline_passed(self, t.seq);
     return;
   }
-  for (const auto& s : st.mem.on_timeout(t.seq, now_s(self))) {
-    auto f = tagged<msg::worker_failed>(self);
-    f.rank = s.rank;
-    f.kind = s.kind;
-    f.reason = s.reason;
-    const auto r = static_cast<std::size_t>(s.rank);
-    note_detection(self, r);
-    log(self, "worker " + st.workers[r].name + " " + name_of(f.kind) + ": " + f.reason);
-    self->send(supervisor_of(self, r), f);
-  }
+  for (const auto& s : st.mem.on_timeout(t.seq, now_s(self)))
+    declare_failed(self, static_cast<std::size_t>(s.rank), s.kind, s.reason);
+}
+
+void declare_failed(job_self self, std::size_t rank, failure_class kind,
+                    const std::string& reason) {
+  auto& st = self->state;
+  if (rank >= st.workers.size()) return;
+  auto f = tagged<msg::worker_failed>(self);
+  f.rank = static_cast<std::int32_t>(rank);
+  f.kind = kind;
+  f.reason = reason;
+  note_detection(self, rank);
+  log(self, "worker " + st.workers[rank].name + " " + name_of(kind) + ": " + reason);
+  self->send(supervisor_of(self, rank), f);
 }
 
 bool on_restarted_ready(job_self self, const msg::worker_ready& m) {

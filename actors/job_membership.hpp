@@ -2,6 +2,7 @@
 // The job actor's side of membership (actors/membership.hpp holds the rules): it turns the
 // plain class's commands into messages, and its events out of messages.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "actors/job_state.hpp"
@@ -23,6 +24,9 @@ std::optional<std::string> unhandled_failure(job_self self, const msg::worker_do
 // RUNNING and DRAINING: returns the reason to fail the job, if the failure cannot be handled.
 std::optional<std::string> on_worker_down(job_self self, const msg::worker_down& m);
 void on_step_timeout(job_self self, const msg::step_timeout& t);
+// Worker `rank` gave no answer in time (a hang): its supervisor stops it and decides, and the
+// job hears of it as of any failure (worker_down).
+void declare_failed(job_self self, std::size_t rank, failure_class kind, const std::string& reason);
 // A restarted incarnation's worker_ready; false when it is not one.
 bool on_restarted_ready(job_self self, const msg::worker_ready& m);
 // At a step boundary: restarted workers become members. True when the membership changed (the

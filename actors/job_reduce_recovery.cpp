@@ -62,6 +62,7 @@ void abort_and_recover(job_self self, const std::string& why) {
   st.reduce_recovering = true;
   change_membership(self);
   decide(self);
+  if (st.reduce_recovering) arm_reduce_deadline(self);
 }
 
 }  // namespace
@@ -96,6 +97,7 @@ void reduce_recovery_begin(job_self self, std::int32_t rank) {
                   "aborted, waiting for the others to say whether they applied it");
   st.reduce_recovering = true;
   decide(self);
+  if (st.reduce_recovering) arm_reduce_deadline(self);
 }
 
 void reduce_recovery_on_drop(job_self self, std::int32_t rank) {
@@ -119,8 +121,20 @@ void arm_reduce_deadline(job_self self) {
 
 void reduce_deadline_passed(job_self self, std::int64_t seq) {
   auto& st = self->state;
-  if (seq != st.reduce_deadline_seq || st.pending_applied <= 0 || st.reduce_recovering) return;
-  abort_and_recover(self, "the reduction did not complete within its deadline");
+  if (seq != st.reduce_deadline_seq || st.pending_applied <= 0) return;
+  if (!st.reduce_recovering) {
+    abort_and_recover(self, "the reduction did not complete within its deadline");
+    return;
+  }
+  // The reduction was aborted, and a member has still not said whether it applied it: without
+  // this deadline the job would wait for it forever. It is hung; its loss (worker_down) lets the
+  // job decide over the others.
+  for (std::size_t r = 0; r < st.reduce_answers.size(); ++r)
+    if (st.reduce_answers[r] == reduce_answer::waiting)
+      declare_failed(
+          self, r, failure_class::hang,
+          "no answer to the aborted reduction of " + step_text(self) + " within its deadline");
+  arm_reduce_deadline(self);
 }
 
 void reduce_completed(job_self self, double seconds) {

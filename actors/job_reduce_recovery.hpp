@@ -40,7 +40,9 @@ void reduce_recovery_on_drop(job_self self, std::int32_t rank);
 // idle) must not hold the job until its watchdog.
 void arm_reduce_deadline(job_self self);
 // The deadline of reduction `seq` passed: if that reduction still waits, it is aborted with a
-// new generation and the job recovers from the members' answers, blaming no one.
+// new generation and the job recovers from the members' answers, blaming no one. Recovery has a
+// deadline of its own (armed when it begins): a member that still has not answered then is
+// declared hung, and the job decides without it.
 void reduce_deadline_passed(job_self self, std::int64_t seq);
 // The step's reduction completed in `seconds` (its deadline's measure).
 void reduce_completed(job_self self, double seconds);
