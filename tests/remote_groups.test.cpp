@@ -118,9 +118,18 @@ std::string classes_of(const troupe::job_report& j) {
   return out.empty() ? "none" : out;
 }
 
+// The job's course (failures, restarts, membership generations), for a failing check.
+std::string events_of(const troupe::job_report& j) {
+  std::string out;
+  for (const auto& e : j.events)
+    out += "\n  step " + std::to_string(e.step) + " " + e.kind + ": " + e.detail;
+  return out;
+}
+
 void check_completed(const troupe::job_report& j) {
   INFO("error: " << j.error);
   INFO("failures by class: " << classes_of(j));
+  INFO("events:" << events_of(j));
   REQUIRE(j.status == troupe::job_status::completed);
   CHECK(j.steps == 200);
   CHECK(j.faults.lost_steps == 0);
