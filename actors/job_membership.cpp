@@ -47,6 +47,13 @@ double now_s(job_self self) {
   return seconds_since(self->state.clock.job_t0);
 }
 
+bool any_member(job_self self) {
+  auto& st = self->state;
+  for (std::size_t r = 0; r < st.workers.size(); ++r)
+    if (st.mem.is_member(r)) return true;
+  return false;
+}
+
 caf::actor supervisor_of(job_self self, std::size_t rank) {
   for (const auto& slot : self->state.launch.slots)
     if (slot.group.name == self->state.workers[rank].group) return slot.supervisor;
@@ -147,6 +154,14 @@ std::optional<std::string> on_worker_down(job_self self, const msg::worker_down&
   e.decision = m.decision;
   auto c = st.mem.on_down(e, now_s(self), st.weights);
   if (c.fail) return c.fail;
+  // Replicas in agents (a process ring), and every member lost at once: which of them applied
+  // the step in doubt is no longer known, so no replica is a safe start. Training on from one
+  // that applied a step twice would end with another model and no error (a stress run did), so
+  // the job fails instead, and says why.
+  if (!st.sync->regroups_lost_slices() && !any_member(self))
+    return "every allreduce member was lost at once (the last: worker " +
+           st.workers[static_cast<std::size_t>(m.rank)].name + " " + msg::cause_name(m) + ": " +
+           m.reason + "); no replica in an agent is known to be at the step's start";
   // A member lost while the step computes, where the survivors cannot take its slices: the
   // whole step runs again (actors/job_reduce_recovery.hpp) instead.
   const bool rerun = c.new_generation && live && !reducing && !st.sync->regroups_lost_slices();
