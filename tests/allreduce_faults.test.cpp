@@ -28,11 +28,7 @@ const troupe::job_report& baseline() {
 }
 
 void check_same_model(const troupe::job_report& r) {
-  // What happened, said when a check fails: the job's events (its report's course).
-  std::string course;
-  for (const auto& e : r.events)
-    course += "\n  step " + std::to_string(e.step) + " " + e.kind + ": " + e.detail;
-  INFO("events:" << course);
+  INFO("events:" << troupe::testing::events_text(r));  // what happened, when a check fails
   CHECK(r.faults.lost_steps == 0);
   const double rel = relative_l2(*r.final_params, *baseline().final_params);
   MESSAGE("relative L2 to the run without faults: " << rel);

@@ -80,9 +80,14 @@ run_result run(const std::string& yaml, std::int64_t at = 0,
   std::map<std::string, pid_t> pids;
   std::vector<std::string> log;
   std::atomic<bool> hurt_once{false};
+  std::vector<std::string> job_log;  // the job's own lines, said if the run does not end
   rt.on_log([&](const std::string& job, const std::string& line) {
     // "joined: agent a (group a: ... pid 123)"
-    if (job != "agents") return;
+    if (job != "agents") {
+      std::lock_guard<std::mutex> lock(mu);
+      job_log.push_back(line);
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(mu);
       log.push_back(line);
@@ -103,7 +108,16 @@ run_result run(const std::string& yaml, std::int64_t at = 0,
     }
     if (pid > 0) hurt(pid);
   });
-  auto report = rt.run();
+  troupe::run_report report;
+  try {
+    report = rt.run();
+  } catch (const std::exception& e) {
+    std::string tail;
+    std::lock_guard<std::mutex> lock(mu);
+    const auto from = job_log.size() > 60 ? job_log.size() - 60 : 0;
+    for (auto i = from; i < job_log.size(); ++i) tail += "\n  " + job_log[i];
+    FAIL(std::string(e.what()) << "; the job's last lines:" << tail);
+  }
   REQUIRE(report.jobs.size() == 1);
   if (at > 0) CHECK(hurt_once.load());
   std::lock_guard<std::mutex> lock(mu);
@@ -118,18 +132,10 @@ std::string classes_of(const troupe::job_report& j) {
   return out.empty() ? "none" : out;
 }
 
-// The job's course (failures, restarts, membership generations), for a failing check.
-std::string events_of(const troupe::job_report& j) {
-  std::string out;
-  for (const auto& e : j.events)
-    out += "\n  step " + std::to_string(e.step) + " " + e.kind + ": " + e.detail;
-  return out;
-}
-
 void check_completed(const troupe::job_report& j) {
   INFO("error: " << j.error);
   INFO("failures by class: " << classes_of(j));
-  INFO("events:" << events_of(j));
+  INFO("events:" << troupe::testing::events_text(j));
   REQUIRE(j.status == troupe::job_status::completed);
   CHECK(j.steps == 200);
   CHECK(j.faults.lost_steps == 0);
@@ -159,6 +165,7 @@ void check_same_model(const troupe::job_report& hurt) {
   REQUIRE(clean.final_params);
   const double d = relative_l2(*hurt.final_params, *clean.final_params);
   CAPTURE(d);
+  INFO("events:" << troupe::testing::events_text(hurt));
   CHECK(d <= 1e-5);
 }
 

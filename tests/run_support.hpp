@@ -40,6 +40,15 @@ inline double relative_l2(const std::vector<float>& a, const std::vector<float>&
   return std::sqrt(diff / ref);
 }
 
+// The job's course (failures, restarts, membership generations), one event a line: what a
+// failing check says about how the run went.
+inline std::string events_text(const job_report& j) {
+  std::string out;
+  for (const auto& e : j.events)
+    out += "\n  step " + std::to_string(e.step) + " " + e.kind + ": " + e.detail;
+  return out;
+}
+
 // A deterministic job small enough for many runs in a test: an MLP 32-16 on 2500 synthetic blobs,
 // batch 96, over the cluster groups `groups` (YAML lines), for `steps` steps.
 inline std::string small_mlp_config(const std::string& name, const std::string& groups,
