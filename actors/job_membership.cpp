@@ -47,13 +47,6 @@ double now_s(job_self self) {
   return seconds_since(self->state.clock.job_t0);
 }
 
-bool any_member(job_self self) {
-  auto& st = self->state;
-  for (std::size_t r = 0; r < st.workers.size(); ++r)
-    if (st.mem.is_member(r)) return true;
-  return false;
-}
-
 caf::actor supervisor_of(job_self self, std::size_t rank) {
   for (const auto& slot : self->state.launch.slots)
     if (slot.group.name == self->state.workers[rank].group) return slot.supervisor;
@@ -97,6 +90,13 @@ void note_detection(job_self self, std::size_t rank) {
 }
 
 }  // namespace
+
+bool any_member(job_self self) {
+  auto& st = self->state;
+  for (std::size_t r = 0; r < st.workers.size(); ++r)
+    if (st.mem.is_member(r)) return true;
+  return false;
+}
 
 void membership_start(job_self self) {
   auto& st = self->state;

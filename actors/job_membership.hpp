@@ -11,6 +11,8 @@ namespace troupe::actors {
 
 // Who a new generation is made of: the members, and whose replica lives in an agent.
 generation_members generation_of(job_self self);
+// Whether any rank is a member now (none while every rank is lost or restarting at once).
+bool any_member(job_self self);
 // Edge 2'/3: the workers are known.
 void membership_start(job_self self);
 // Arms the step deadline of the latest dispatch of the step in flight.

@@ -362,24 +362,15 @@ void start_running(job_self self) {
   request_plan(self, st.step);
 }
 
-// Every rank is out at once (failed or restarting). The distributor still splits over the last
-// members, so a plan now would go to workers that are gone, and the step would wait for them
-// with no deadline (only members are timed). No plan is taken: the first rank back opens a
-// generation, which asks for the plan of the step again (change_membership).
-namespace {
-bool no_members(job_self self) {
-  auto& st = self->state;
-  for (std::size_t r = 0; r < st.workers.size(); ++r)
-    if (st.mem.is_member(r)) return false;
-  return true;
-}
-}  // namespace
-
 void on_step_plan(job_self self, msg::step_plan& plan, msg::local_ref<msg::index_list>& indices) {
   auto& st = self->state;
   if (!st.gate.admit(plan)) return;
   ++st.progress;
-  if (no_members(self)) return;
+  // Every rank is out at once (failed or restarting). The distributor still splits over the
+  // last members, so this plan would go to workers that are gone, and the step would wait for
+  // them with no deadline (only members are timed). It is dropped: the first rank back opens a
+  // generation, which asks for the plan of the step again (change_membership).
+  if (!any_member(self)) return;
   // The current step's plan goes out now; its successor's slices go out early (the workers
   // gather and park them) and start with go_step once this step is applied.
   if (plan.step == st.step && !step_live(self)) {
