@@ -88,6 +88,13 @@ reduce_outcome step_reducer::reduce(const reduce_call&, const agent_part&) {
   throw runtime_failure("allreduce: a member whose replica lives in an agent needs a process ring");
 }
 
+step_reducer& allreduce_session::reducer_for(int rank, const char* mode) const {
+  if (!reducer)
+    throw runtime_failure(std::string(mode) + ": generation " + std::to_string(generation) +
+                          " has no members, yet rank " + std::to_string(rank) + " reduces");
+  return *reducer;
+}
+
 std::shared_ptr<step_reducer> make_shared_reducer(int members) {
   return std::make_shared<shared_reducer>(members);
 }
@@ -106,10 +113,7 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
                                       std::chrono::duration<double>(session.deadline_seconds));
   call.abort = session.abort;
   call.gone = step.gone;
-  if (!session.reducer)
-    throw runtime_failure("allreduce: generation " + std::to_string(session.generation) +
-                          " has no members, yet rank " + std::to_string(step.rank) + " reduces");
-  auto& reducer = *session.reducer;
+  auto& reducer = session.reducer_for(step.rank, "allreduce");
 
   if (!session.distributed) {
     if (!opt.replicated) {
@@ -236,11 +240,13 @@ void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation,
   s->deadline_seconds = deadline_seconds_;
   const bool ring =
       !s->distributed && std::any_of(agent.begin(), agent.end(), [](bool a) { return a; });
+  // Every rank out at once (failed or restarting): nobody reduces in this generation, so it gets
+  // no reducer (a group of zero ranks cannot exist).
   if (members == 0) {
-    // Every rank is out (failed or restarting at once): nobody reduces in this generation, so
-    // it gets no reducer. The step in flight waits for the first restarted rank, which takes it
-    // over in a generation with members (membership::on_restarted_ready).
-  } else if (ring) {
+    session_ = std::move(s);
+    return;
+  }
+  if (ring) {
     if (!ring_) ring_ = std::make_shared<ring_record>();
     // Unique per job, generation and control process: a resumed run or another run's control
     // process on the same store never meets this ring.

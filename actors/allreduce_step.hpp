@@ -106,7 +106,10 @@ struct allreduce_session {
   // reports the squared norm of the mean gradient with `applied`.
   bool process_ring = false;
   std::shared_ptr<collectives::abort_signal> abort = std::make_shared<collectives::abort_signal>();
-  std::shared_ptr<step_reducer> reducer;
+  std::shared_ptr<step_reducer> reducer;  // null in a generation with no members
+  // The reducer of member `rank`; throws runtime_failure naming `mode` and the generation where
+  // there is none (a generation with no members, where nobody may reduce).
+  step_reducer& reducer_for(int rank, const char* mode) const;
   // A step after a member failed mid-step: what each member contributes instead of its own last
   // slice, by member index: the sum of the slices it computed (a survivor also computed the
   // failed member's slices), and member 0 also those a member computed before it left. Empty:

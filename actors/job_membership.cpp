@@ -154,11 +154,8 @@ std::optional<std::string> on_worker_down(job_self self, const msg::worker_down&
   e.decision = m.decision;
   auto c = st.mem.on_down(e, now_s(self), st.weights);
   if (c.fail) return c.fail;
-  // Replicas in agents (a process ring), and every member lost at once: which of them applied
-  // the step in doubt is no longer known, so no replica is a safe start. Training on from one
-  // that applied a step twice would end with another model and no error (a stress run did), so
-  // the job fails instead, and says why.
-  if (!st.sync->regroups_lost_slices() && !any_member(self))
+  // A stress run that went on from the first replica back ended with another model and no error.
+  if (!any_member(self) && !st.sync->survives_losing_every_member())
     return "every allreduce member was lost at once (the last: worker " +
            st.workers[static_cast<std::size_t>(m.rank)].name + " " + msg::cause_name(m) + ": " +
            m.reason + "); no replica in an agent is known to be at the step's start";

@@ -104,6 +104,10 @@ class job_sync {
   // May the job stop on max_seconds after the step just applied?
   virtual bool may_stop_on_time() const { return true; }
   virtual bool survives_member_loss() const { return false; }
+  // Every member lost at once: can the job go on once a rank is back? Not when the replicas
+  // live in agents: which of them applied the step in doubt is no longer known, and going on
+  // from one that applied it twice would train another model without an error.
+  virtual bool survives_losing_every_member() const { return true; }
   // A member lost while the step computes: do the survivors compute its slices and does the
   // reduction take them (ps; allreduce in one process, through `regroup`)? Otherwise the step
   // runs again over the survivors (actors/job_reduce_recovery.hpp).

@@ -75,6 +75,7 @@ class allreduce_sync : public job_sync {
     return cfg_.optimizer.form == optimizer_form::replicated;
   }
   bool regroups_lost_slices() const override { return !in_agents_; }
+  bool survives_losing_every_member() const override { return !in_agents_; }
   bool recovers_lost_reduction() const override { return survives_member_loss(); }
 
   // A member that applied had the whole step's mean (no reduction completes for anyone without

@@ -61,11 +61,7 @@ void local_step_apply(local_replica& rep, const allreduce_session& session,
     }
   call.weight = w;
   call.divide_by_total_weight = true;
-  if (!session.reducer)
-    throw troupe::runtime_failure("local SGD: generation " + std::to_string(session.generation) +
-                                  " has no members, yet rank " + std::to_string(step.rank) +
-                                  " averages");
-  const auto mean = session.reducer->reduce(call);
+  const auto mean = session.reducer_for(step.rank, "local SGD").reduce(call);
   if (!(mean.total_weight > 0))
     throw troupe::runtime_failure("local SGD: no member trained since the last parameter average");
   std::copy(mean.values.data(), mean.values.data() + n, step.params);

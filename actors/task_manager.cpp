@@ -316,6 +316,11 @@ void on_group_up(self_ptr self, const std::string& group) {
   }
 }
 
+// The groups stop the job's workers (and forget its failures and pending restarts).
+void release_workers(self_ptr self, msg::job_id id) {
+  for (const auto& g : self->state.groups) self->send(g.supervisor, msg::release{id, 1});
+}
+
 void release(self_ptr self, msg::job_id id) {
   auto& st = self->state;
   auto it = st.running.find(id);
@@ -366,7 +371,7 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
     if (!m.reason) return;
     auto& st = self->state;
     for (auto& [id, run] : st.running) {
-      for (const auto& g : st.groups) self->send(g.supervisor, msg::release{id, 1});
+      release_workers(self, id);
       self->send_exit(run.actor, caf::exit_reason::kill);
     }
     self->quit(m.reason);
@@ -382,7 +387,7 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
       r.error = "job actor stopped: " + failure_text(self->system(), d.reason);
       r.finished_s = seconds_since(st.opts.run_t0);
       record_end(self, std::move(r));
-      for (const auto& g : st.groups) self->send(g.supervisor, msg::release{id, 1});
+      release_workers(self, id);
       release(self, id);
       schedule(self);
       return;
