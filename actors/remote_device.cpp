@@ -152,11 +152,19 @@ class remote_device final : public devices::device, public agent_replica {
     if (!reduce_posted_) return;
     reduce_posted_ = false;
     auto& link = comm_.link(1);
-    collectives::close_on_throw guard{comm_};
     auto ctx = call_context();
     ctx.abort = std::move(abort);
-    answer_of(link, reduce_call_, ctx);
-    link.flush(ctx);
+    try {
+      answer_of(link, reduce_call_, ctx);
+      link.flush(ctx);
+    } catch (const collectives::collective_error& e) {
+      // Dropped by the job (another member was lost) or answered with an error (not a
+      // collective_error): the link is still in step, since the next call's receive drops this
+      // call's late answer as a leftover. So the agent keeps serving this worker, which syncs
+      // its replica again. A timeout, a closed peer or a protocol fault leave it unusable.
+      if (e.kind() != collectives::failure_kind::aborted) comm_.close();
+      throw;
+    }
   }
 
  private:
