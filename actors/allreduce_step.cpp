@@ -30,7 +30,7 @@ class shared_reducer final : public step_reducer {
   int waiting() const override { return group_.waiting(); }
   reduce_outcome reduce(const reduce_call& c) override {
     const auto r = group_.allreduce(c);
-    return reduce_outcome{r.values, r.total_weight};
+    return reduce_outcome{r.values, r.total_weight, c.sq_norm ? r.sq_norm : -1.0};
   }
 
  private:
@@ -124,6 +124,7 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
     call.data = step.contributed ? step.grad : nullptr;
     call.weight = step.contributed ? static_cast<double>(step.samples) : 0.0;
     call.divide_by_total_weight = true;
+    call.sq_norm = true;  // |G_B|^2 for the job's statistics, from the pieces as they are reduced
     stopwatch sum_clock;
     const auto mean = step.agent ? reducer.reduce(call, *step.agent) : reducer.reduce(call);
     if (step.timing) step.timing->sum += sum_clock.seconds();
@@ -135,8 +136,10 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
     stopwatch apply_clock;
     opt.replicated->step(step.params, mean.values.data());
     if (step.timing) step.timing->apply += apply_clock.seconds();
-    return session.process_ring && step.rank == 0 ? squared_norm(mean.values.data(), step.count)
-                                                  : 0.0;
+    // Member 0 reports |G_B|^2 with `applied`: the job then reads no gradient on its own thread
+    // while the members reduce and apply (a core they need).
+    if (step.rank != 0) return 0.0;
+    return mean.sq_norm >= 0.0 ? mean.sq_norm : squared_norm(mean.values.data(), step.count);
   }
 
   // Distributed Max-AdaBelief: local moments from the local mean gradient.

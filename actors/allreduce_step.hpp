@@ -64,6 +64,8 @@ using reduce_call = collectives::shared_allreduce_options;
 struct reduce_outcome {
   span<const float> values;  // valid until this rank's second-next call
   double total_weight = 0.0;
+  // |values|^2 where the reducer computed it on the way (reduce_call::sq_norm); negative: not.
+  double sq_norm = -1.0;
 };
 
 struct agent_part;     // actors/process_ring.hpp

@@ -1,6 +1,7 @@
 #include "actors/job_reduce_recovery.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "actors/job_membership.hpp"
@@ -50,6 +51,9 @@ void decide(job_self self) {
   else
     log(self, step_text(self) + ": the survivors applied it");
   st.pending_applied = 0;
+  // |G_B|^2 comes from member 0, which may be the one lost: a recovered step gives the noise
+  // scale no point.
+  if (st.sync->grad_norm_from_applied()) st.step_grad_sq = std::numeric_limits<double>::quiet_NaN();
   step_applied(self);
 }
 

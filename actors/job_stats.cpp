@@ -31,25 +31,27 @@ double reduced_sq_norm(const std::vector<std::shared_ptr<const std::vector<float
     ptrs.push_back(b->data());
   }
   if (ptrs.empty() || total <= 0.0) return 0.0;
-  // Blocks of 8 independent partials keep the loop pipelined (as the workers' norm does); the
-  // per-element sum over workers is the same order the shards use (rank order).
+  // The job runs this while the members reduce, on a core they need: it must be a streaming
+  // pass. Each block's per-element sum over workers (rank order, the shards' order) is built in
+  // a buffer that stays in L1, one worker at a time, so both loops vectorise; eight independent
+  // partials then keep the squares pipelined (as the workers' norm does).
   double acc = 0.0;
   constexpr std::size_t block = 4096;
+  std::vector<float> sum(block);
   for (std::size_t lo = 0; lo < n; lo += block) {
-    const std::size_t hi = std::min(n, lo + block);
-    float part[8] = {};
-    std::size_t i = lo;
-    for (; i + 8 <= hi; i += 8)
-      for (std::size_t k = 0; k < 8; ++k) {
-        float s = 0.0f;
-        for (const float* p : ptrs) s += p[i + k];
-        part[k] += s * s;
-      }
-    for (; i < hi; ++i) {
-      float s = 0.0f;
-      for (const float* p : ptrs) s += p[i];
-      acc += static_cast<double>(s) * s;
+    const std::size_t m = std::min(n - lo, block);
+    float* s = sum.data();
+    // 0 + x is x for the norm (a -0 becomes +0 there), so the first worker is copied.
+    std::copy(ptrs[0] + lo, ptrs[0] + lo + m, s);
+    for (std::size_t w = 1; w < ptrs.size(); ++w) {
+      const float* p = ptrs[w] + lo;
+      for (std::size_t i = 0; i < m; ++i) s[i] += p[i];
     }
+    float part[8] = {};
+    std::size_t i = 0;
+    for (; i + 8 <= m; i += 8)
+      for (std::size_t k = 0; k < 8; ++k) part[k] += s[i + k] * s[i + k];
+    for (; i < m; ++i) acc += static_cast<double>(s[i]) * s[i];
     for (float x : part) acc += x;
   }
   return acc / (total * total);

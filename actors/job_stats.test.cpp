@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/error.hpp"
 #include "policies/imbalance.hpp"
 
 using namespace troupe::actors;
@@ -42,4 +43,30 @@ TEST_CASE("a re-planned slice adds to its rank's time and gives no noise point")
   // The next ordinary step counts again.
   exact_step(s, 4.0, 400.0);
   CHECK(*s.noise_scale() != doctest::Approx(before).epsilon(1e-6));
+}
+
+TEST_CASE("the reduced squared norm sums the buffers element-wise in rank order") {
+  // Sizes around the kernel's blocks: a tail of fewer than 8, a block and a bit, several.
+  for (const std::size_t n : {std::size_t{5}, std::size_t{4099}, std::size_t{12345}}) {
+    CAPTURE(n);
+    std::vector<std::shared_ptr<const std::vector<float>>> bufs;
+    for (int w = 0; w < 3; ++w) {
+      auto b = std::make_shared<std::vector<float>>(n);
+      for (std::size_t i = 0; i < n; ++i)
+        (*b)[i] = static_cast<float>((static_cast<int>(i * 7 + w * 13) % 23) - 11) * 0.125f;
+      bufs.push_back(std::move(b));
+    }
+    bufs.insert(bufs.begin() + 1, nullptr);  // skipped
+    double expect = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double s = (*bufs[0])[i] + (*bufs[2])[i] + (*bufs[3])[i];
+      expect += s * s;
+    }
+    // Eighths sum exactly in float: only the partials' order may round.
+    CHECK(reduced_sq_norm(bufs, 4.0) == doctest::Approx(expect / 16.0).epsilon(1e-6));
+    CHECK(reduced_sq_norm(bufs, 0.0) == 0.0);
+  }
+  std::vector<std::shared_ptr<const std::vector<float>>> odd{
+      std::make_shared<std::vector<float>>(4), std::make_shared<std::vector<float>>(5)};
+  CHECK_THROWS_AS(reduced_sq_norm(odd, 1.0), troupe::runtime_failure);
 }

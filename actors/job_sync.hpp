@@ -93,9 +93,8 @@ class job_sync {
                                bool first) = 0;
   // Returns the number of `applied` answers the step waits for.
   virtual int reduce(caf::event_based_actor* self, const reduce_round& round) = 0;
-  // True when |G_B|^2 arrives in parts with `applied` (ps); else the job computes it from the
-  // sums while the members reduce.
-  // (allreduce through a process ring: the gradients are in the agents, so rank 0 sends it.)
+  // True when |G_B|^2 arrives in parts with `applied` (ps: the shards' parts; allreduce: member
+  // 0's whole); else the job computes it from the sums while the members reduce.
   virtual bool grad_norm_from_applied() const { return false; }
   // Step `step` is applied: version step + 1 on every replica. Returns a line to log, if any.
   // Throws std::exception when the mode's own policy fails (the job then fails).

@@ -61,6 +61,8 @@ TEST_CASE("allreduce: a replica per rank, published together, checked at the end
   CHECK(s->recovers_lost_reduction());
   s->open_generation(nullptr, 1, 1, {{true, true}, {false, false}}, true);
   CHECK(s->regroups_lost_slices());
+  // Member 0 sends |G_B|^2 with `applied` (the replicated form reduces the mean gradient).
+  CHECK(s->grad_norm_from_applied());
   // A replica in an agent: the agents hold their gradients, so a step that lost a member runs
   // again instead.
   s->open_generation(nullptr, 1, 2, {{true, true}, {false, true}}, false);
@@ -76,6 +78,10 @@ TEST_CASE("allreduce: a replica per rank, published together, checked at the end
   CHECK(local->survives_member_loss());
   CHECK(local->regroups_lost_slices());
   CHECK(local->recovers_lost_reduction());
+  // A local step reduces no mean gradient: the job reads the sums.
+  local->params_for(0, store_of({1, 2, 3}));
+  local->open_generation(nullptr, 1, 1, {{true, true}, {false, false}}, true);
+  CHECK_FALSE(local->grad_norm_from_applied());
   CHECK(local->local_state_for(1) != nullptr);
   CHECK(local->local_state_for(1) == local->local_state_for(1));
   CHECK(local->local_state_for(0) != local->local_state_for(1));

@@ -121,8 +121,11 @@ class allreduce_sync : public job_sync {
     fill_ring_report(r, steps);
   }
 
+  // The replicated form: member 0 sends |G_B|^2 with `applied`, from the reduced mean
+  // (allreduce_and_apply). The distributed form reduces moments, not the mean: the job reads
+  // the sums.
   bool grad_norm_from_applied() const override {
-    return replicas_.session() && replicas_.session()->process_ring;
+    return replicas_.session() && !replicas_.session()->distributed;
   }
 
  protected:
@@ -273,6 +276,11 @@ class local_sgd_sync final : public allreduce_sync {
   bool survives_member_loss() const override { return true; }
   bool regroups_lost_slices() const override { return true; }
   bool recovers_lost_reduction() const override { return true; }
+  // Local steps reduce no mean gradient: the job reads the sums (through a process ring, which
+  // holds them in the agents, rank 0 reports).
+  bool grad_norm_from_applied() const override {
+    return replicas_.session() && replicas_.session()->process_ring;
+  }
 
   // Lost while the members apply:
   // - a lost member that had not applied its local step gets it from the job, which holds its

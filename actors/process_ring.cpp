@@ -63,6 +63,7 @@ class process_ring_reducer final : public step_reducer {
     // 1. The control process's members: the local sum (agent members add nothing).
     reduce_call local = c;
     local.divide_by_total_weight = false;
+    local.sq_norm = false;  // of a partial sum: nobody's statistic
     if (agent) {
       local.data = nullptr;
       local.weight = 0.0;
@@ -93,7 +94,7 @@ class process_ring_reducer final : public step_reducer {
     }
     // 3. The result, handed from rank 0 to the others (one input: its bits unchanged).
     const auto out = group_.allreduce(hand);
-    return reduce_outcome{out.values, out.total_weight};
+    return reduce_outcome{out.values, out.total_weight, c.sq_norm ? out.sq_norm : -1.0};
   }
 
   ring_plan plan_for(std::size_t r) {

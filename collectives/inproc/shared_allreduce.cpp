@@ -27,7 +27,25 @@ struct slot {
   reduce_op op = reduce_op::sum;
   double weight = 0.0;
   bool divide = false;
+  bool sq_norm = false;
 };
+
+// |v|^2 of one piece: eight float partials (pipelined, vectorised), moved into a double every
+// 512 elements so that a long piece does not lose digits to float rounding.
+double piece_sq_norm(const float* v, std::size_t n) {
+  constexpr std::size_t block = 512;
+  double sum = 0.0;
+  std::size_t i = 0;
+  while (n - i >= 8) {
+    const std::size_t end = i + std::min(block, (n - i) - (n - i) % 8);
+    float acc[8] = {};
+    for (; i < end; i += 8)
+      for (std::size_t k = 0; k < 8; ++k) acc[k] += v[i + k] * v[i + k];
+    for (float a : acc) sum += a;
+  }
+  for (; i < n; ++i) sum += static_cast<double>(v[i]) * v[i];
+  return sum;
+}
 
 // Above this many result bytes the result goes to memory with non-temporal stores: it does not
 // fit in cache anyway, and a normal store first reads the line it overwrites (read for
@@ -65,7 +83,7 @@ class shared_allreduce_state {
     const auto me = static_cast<std::size_t>(o.rank);
     {
       std::lock_guard<std::mutex> guard{mutex_};
-      slots_[me] = slot{o.data, o.count, o.op, o.weight, o.divide_by_total_weight};
+      slots_[me] = slot{o.data, o.count, o.op, o.weight, o.divide_by_total_weight, o.sq_norm};
     }
     // Barrier 1: every input is posted; the last arriver checks them and sizes the result.
     barrier(o.rank, ctx, "inputs of", [&] { return open_op(); });
@@ -83,10 +101,12 @@ class shared_allreduce_state {
     spec.divisor = divisor_;
     spec.stream = count * sizeof(float) > stream_above_bytes;
     for (;;) {
-      const std::size_t lo = next_piece_.fetch_add(1, std::memory_order_relaxed) * piece_elems;
+      const std::size_t piece = next_piece_.fetch_add(1, std::memory_order_relaxed);
+      const std::size_t lo = piece * piece_elems;
       if (lo >= count) break;
       const std::size_t n = std::min(count, lo + piece_elems) - lo;
       reduce_into(out + lo, inputs_.data(), inputs_.size(), lo, n, spec);
+      if (sq_norm_) piece_sq_[piece] = piece_sq_norm(out + lo, n);
     }
     // Streamed stores are visible before barrier 2 releases the readers.
     if (spec.stream) reduce_publish();
@@ -96,10 +116,14 @@ class shared_allreduce_state {
     }
     changed_.notify_all();
 
-    // Barrier 2: every segment is reduced; the inputs are free again.
+    // Barrier 2: every segment is reduced; the inputs are free again. The pieces' norms were
+    // written before each reducer's unlock above, and are read after this barrier.
     barrier(o.rank, ctx, "the reduction by", [] { return std::string{}; });
+    double sq = 0.0;
+    if (sq_norm_)
+      for (double part : piece_sq_) sq += part;
     return shared_allreduce_result{span<const float>{results_[op_slot_].data(), count},
-                                   total_weight_};
+                                   total_weight_, sq};
   }
 
  private:
@@ -108,11 +132,16 @@ class shared_allreduce_state {
   std::string open_op() {
     const slot& first = slots_[0];
     for (const auto& s : slots_)
-      if (s.count != first.count || s.op != first.op || s.divide != first.divide)
-        return "ranks disagree on count, op or division (every rank must make the same call)";
+      if (s.count != first.count || s.op != first.op || s.divide != first.divide ||
+          s.sq_norm != first.sq_norm)
+        return "ranks disagree on count, op, division or norm (every rank must make the same "
+               "call)";
     op_count_ = first.count;
     op_ = first.op;
     divide_ = first.divide;
+    // Every rank has arrived here, so none still adds up the last op's parts.
+    sq_norm_ = first.sq_norm && op_ == reduce_op::sum;
+    piece_sq_.assign(sq_norm_ ? (op_count_ + piece_elems - 1) / piece_elems : 0, 0.0);
     total_weight_ = 0.0;
     inputs_.clear();
     for (const auto& s : slots_) {
@@ -213,6 +242,8 @@ class shared_allreduce_state {
   double total_weight_ = 0.0;
   std::vector<const float*> inputs_;
   std::atomic<std::size_t> next_piece_{0};
+  bool sq_norm_ = false;
+  std::vector<double> piece_sq_;  // |piece|^2 by piece, when the op asked for the norm
   std::vector<float> results_[2];
   std::size_t op_slot_ = 1;
 };

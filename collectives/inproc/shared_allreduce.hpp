@@ -50,11 +50,18 @@ struct shared_allreduce_options {
   steady::time_point deadline = steady::time_point::max();
   std::shared_ptr<const abort_signal> abort;
   std::shared_ptr<const abort_signal> gone;  // op_context::gone
+  // sum only, and the same on every rank: also |result|^2, each piece's part computed by the
+  // rank that reduced it while the piece is still in its cache, so nobody makes a pass of its
+  // own over the result (the job's gradient-noise statistics want it every step).
+  bool sq_norm = false;
 };
 
 struct shared_allreduce_result {
   span<const float> values;  // the group's result buffer: read only
   double total_weight = 0.0;
+  // |values|^2 when the call asked for it (0 otherwise): the pieces' parts added in piece
+  // order, so every rank gets the same bits whichever rank reduced which piece.
+  double sq_norm = 0.0;
 };
 
 class shared_allreduce_state;

@@ -160,3 +160,56 @@ TEST_CASE("ring allreduce with max over in-process links") {
     CHECK(testing::first_failure(errors, bad) == "");
   }
 }
+
+TEST_CASE("shared allreduce: |result|^2 from the pieces, the same bits on every rank") {
+  // Three pieces and a bit (a piece is 65536 floats), so several ranks reduce pieces.
+  const int size = 3;
+  const std::size_t count = 3 * 65536 + 1001;
+  shared_allreduce_group group{size};
+  std::vector<double> got(size, -1.0), direct(size, -2.0), plain(size, -3.0);
+  auto errors = run_ranks(size, [&](int rank) {
+    std::vector<float> data = pattern_data(rank, count);
+    shared_allreduce_options o;
+    o.rank = rank;
+    o.data = data.data();
+    o.count = count;
+    o.weight = 2.0;
+    o.divide_by_total_weight = true;
+    o.sq_norm = true;
+    o.deadline = deadline_in(10s);
+    const auto r = group.allreduce(o);
+    got[static_cast<std::size_t>(rank)] = r.sq_norm;
+    double sq = 0.0;
+    for (float v : r.values) sq += static_cast<double>(v) * v;
+    direct[static_cast<std::size_t>(rank)] = sq;
+    o.sq_norm = false;
+    plain[static_cast<std::size_t>(rank)] = group.allreduce(o).sq_norm;
+  });
+  REQUIRE(testing::first_failure(errors, std::vector<std::size_t>(size, 0)) == "");
+  CHECK(got[0] > 0.0);
+  CHECK(got[0] == doctest::Approx(direct[0]).epsilon(1e-6));
+  CHECK(got[1] == got[0]);
+  CHECK(got[2] == got[0]);
+  CHECK(plain[0] == 0.0);  // not asked for
+}
+
+TEST_CASE("shared allreduce: ranks that disagree on the norm fail the op on every rank") {
+  const int size = 2;
+  shared_allreduce_group group{size};
+  std::vector<std::string> why(size);
+  run_ranks(size, [&](int rank) {
+    std::vector<float> data(16, 1.0f);
+    shared_allreduce_options o;
+    o.rank = rank;
+    o.data = data.data();
+    o.count = data.size();
+    o.sq_norm = rank == 0;
+    o.deadline = deadline_in(10s);
+    try {
+      group.allreduce(o);
+    } catch (const collective_error& e) {
+      why[static_cast<std::size_t>(rank)] = e.what();
+    }
+  });
+  for (const auto& w : why) CHECK(w.find("disagree") != std::string::npos);
+}
