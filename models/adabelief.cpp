@@ -61,15 +61,14 @@ class adabelief final : public optimizer_base {
  public:
   adabelief(const optimizer_spec& s, std::size_t n)
       : optimizer_base("adabelief", s, n, {"m", "s"}) {}
-  void step(float* p, const float* g) override {
-    ++step_;
+  void update(float* p, const float* g, std::size_t lo, std::size_t n) override {
     const corrections c = bias_corrections(spec_, step_);
     const float b1 = static_cast<float>(spec_.beta1), b2 = static_cast<float>(spec_.beta2);
     const float lr = static_cast<float>(spec_.lr), eps = static_cast<float>(spec_.eps);
     const float wd = static_cast<float>(spec_.weight_decay);
     float* m = buffer(0);
     float* s = buffer(1);
-    for (std::size_t i = 0; i < size_; ++i) {
+    for (std::size_t i = lo; i < lo + n; ++i) {
       const float gi = g[i] + wd * p[i];
       m[i] = b1 * m[i] + (1.0f - b1) * gi;
       const float r = gi - m[i];
@@ -83,11 +82,10 @@ class max_adabelief_opt final : public optimizer_base {
  public:
   max_adabelief_opt(const optimizer_spec& s, std::size_t n)
       : optimizer_base("max-adabelief", s, n, {"m", "s", "s_max"}), m_hat_(n), s_hat_(n) {}
-  void step(float* p, const float* g) override {
-    ++step_;
-    max_adabelief::local_moments(spec_, step_, size_, p, g, buffer(0), buffer(1), buffer(2),
-                                 m_hat_.data(), s_hat_.data());
-    max_adabelief::apply_update(spec_, size_, p, m_hat_.data(), s_hat_.data());
+  void update(float* p, const float* g, std::size_t lo, std::size_t n) override {
+    max_adabelief::local_moments(spec_, step_, n, p + lo, g + lo, buffer(0) + lo, buffer(1) + lo,
+                                 buffer(2) + lo, m_hat_.data() + lo, s_hat_.data() + lo);
+    max_adabelief::apply_update(spec_, n, p + lo, m_hat_.data() + lo, s_hat_.data() + lo);
   }
 
  private:

@@ -59,8 +59,7 @@ class adam final : public optimizer_base {
   adam(const optimizer_spec& s, std::size_t n, bool decoupled)
       : optimizer_base(decoupled ? "adamw" : "adam", s, n, {"m", "v"}), decoupled_(decoupled) {}
 
-  void step(float* p, const float* g) override {
-    ++step_;
+  void update(float* p, const float* g, std::size_t lo, std::size_t n) override {
     const double t = static_cast<double>(step_);
     const float b1 = static_cast<float>(spec_.beta1), b2 = static_cast<float>(spec_.beta2);
     const float inv_bc1 = static_cast<float>(1.0 / (1.0 - std::pow(spec_.beta1, t)));
@@ -70,7 +69,8 @@ class adam final : public optimizer_base {
     const float l2 = decoupled_ ? 0.0f : wd;
     const float shrink =
         decoupled_ ? static_cast<float>(1.0 - spec_.lr * spec_.weight_decay) : 1.0f;
-    adam_update(size_, p, g, buffer(0), buffer(1), {b1, b2, inv_bc1, inv_bc2, lr, eps, l2, shrink});
+    adam_update(n, p + lo, g + lo, buffer(0) + lo, buffer(1) + lo,
+                {b1, b2, inv_bc1, inv_bc2, lr, eps, l2, shrink});
   }
 
  private:

@@ -34,6 +34,12 @@ class optimizer {
   virtual std::string kind() const = 0;
   // Applies one update in place. params and grad have the size given at construction.
   virtual void step(float* params, const float* grad) = 0;
+  // step() in parts, so that the threads of several workers apply one replica together:
+  // begin_step() once, then update() over disjoint ranges that cover [0, size()), from any
+  // threads in any order (params and grad are the whole arrays; the range is [lo, lo + n)). The
+  // bits are step()'s: every element's update reads only that element's state.
+  virtual void begin_step() = 0;
+  virtual void update(float* params, const float* grad, std::size_t lo, std::size_t n) = 0;
   virtual std::size_t size() const = 0;
   virtual std::int64_t steps_taken() const = 0;
   virtual optimizer_state state() const = 0;

@@ -16,6 +16,12 @@ class optimizer_base : public optimizer {
   std::string kind() const override { return kind_; }
   std::size_t size() const override { return size_; }
   std::int64_t steps_taken() const override { return step_; }
+  // The families give begin_step() and update(); a whole step is those two.
+  void step(float* params, const float* grad) final {
+    begin_step();
+    update(params, grad, 0, size_);
+  }
+  void begin_step() override { ++step_; }
   optimizer_state state() const override;
   void load_state(const optimizer_state& s) override;
 

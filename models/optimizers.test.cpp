@@ -238,3 +238,30 @@ TEST_CASE("make_optimizer names the bad kind or key") {
   s.momentum = 1.5;
   CHECK(message(s).find("momentum") != std::string::npos);
 }
+
+TEST_CASE("an update in parts, in any order, gives step()'s bits for every optimizer") {
+  const std::size_t n = 1000;
+  for (const std::string kind :
+       {"sgd", "momentum", "adam", "adamw", "adabelief", "max-adabelief"}) {
+    CAPTURE(kind);
+    auto s = spec_of(kind);
+    s.weight_decay = 0.01;
+    auto whole = make_optimizer(s, n);
+    auto parts = make_optimizer(s, n);
+    std::vector<float> p1(n), p2(n), g(n);
+    for (std::size_t i = 0; i < n; ++i) p1[i] = p2[i] = 0.01f * static_cast<float>(i % 37) - 0.2f;
+    for (int t = 0; t < 3; ++t) {
+      for (std::size_t i = 0; i < n; ++i)
+        g[i] = 0.001f * static_cast<float>((i * (t + 3)) % 101) - 0.05f;
+      whole->step(p1.data(), g.data());
+      parts->begin_step();
+      // Three uneven ranges, the last first (another thread may well take it first).
+      parts->update(p2.data(), g.data(), 640, n - 640);
+      parts->update(p2.data(), g.data(), 0, 17);
+      parts->update(p2.data(), g.data(), 17, 623);
+    }
+    CHECK(p1 == p2);
+    CHECK(parts->steps_taken() == 3);
+    CHECK(parts->state().buffers == whole->state().buffers);
+  }
+}

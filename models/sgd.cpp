@@ -12,30 +12,29 @@ namespace {
 class sgd final : public optimizer_base {
  public:
   sgd(const optimizer_spec& s, std::size_t n) : optimizer_base("sgd", s, n, {}) {}
-  void step(float* p, const float* g) override {
+  void update(float* p, const float* g, std::size_t lo, std::size_t n) override {
     const float lr = static_cast<float>(spec_.lr), wd = static_cast<float>(spec_.weight_decay);
+    const std::size_t end = lo + n;
     if (wd == 0.0f) {  // the common case: a pure axpy, one read fewer per element
-      for (std::size_t i = 0; i < size_; ++i) p[i] -= lr * g[i];
+      for (std::size_t i = lo; i < end; ++i) p[i] -= lr * g[i];
     } else {
-      for (std::size_t i = 0; i < size_; ++i) p[i] -= lr * (g[i] + wd * p[i]);
+      for (std::size_t i = lo; i < end; ++i) p[i] -= lr * (g[i] + wd * p[i]);
     }
-    ++step_;
   }
 };
 
 class momentum final : public optimizer_base {
  public:
   momentum(const optimizer_spec& s, std::size_t n) : optimizer_base("momentum", s, n, {"v"}) {}
-  void step(float* p, const float* g) override {
+  void update(float* p, const float* g, std::size_t lo, std::size_t n) override {
     const float lr = static_cast<float>(spec_.lr), wd = static_cast<float>(spec_.weight_decay),
                 mu = static_cast<float>(spec_.momentum);
     float* v = buffer(0);
-    for (std::size_t i = 0; i < size_; ++i) {
+    for (std::size_t i = lo; i < lo + n; ++i) {
       const float gi = g[i] + wd * p[i];
       v[i] = mu * v[i] + gi;
       p[i] -= lr * (spec_.nesterov ? gi + mu * v[i] : v[i]);
     }
-    ++step_;
   }
 };
 
