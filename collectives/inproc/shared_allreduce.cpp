@@ -14,8 +14,9 @@ namespace troupe::collectives {
 namespace {
 
 // Pieces of work (a multiple of 16 floats, so two ranks never write one cache line): large
-// enough that the shared counter is touched rarely, small enough to balance the ranks.
-constexpr std::size_t piece_elems = std::size_t{1} << 16;
+// enough that the shared counter is touched rarely, small enough to balance the ranks (a model
+// of 235k parameters is 15 pieces: an optimizer applied piece by piece splits evenly).
+constexpr std::size_t piece_elems = std::size_t{1} << 14;
 
 peer_info peer_of(int rank) {
   return peer_info{rank, "inproc-shared:" + std::to_string(rank)};
@@ -28,6 +29,8 @@ struct slot {
   double weight = 0.0;
   bool divide = false;
   bool sq_norm = false;
+  const std::function<void()>* on_open = nullptr;  // the caller's, valid until it returns
+  const std::function<void(const float*, std::size_t, std::size_t)>* on_piece = nullptr;
 };
 
 // |v|^2 of one piece: eight float partials (pipelined, vectorised), moved into a double every
@@ -83,7 +86,14 @@ class shared_allreduce_state {
     const auto me = static_cast<std::size_t>(o.rank);
     {
       std::lock_guard<std::mutex> guard{mutex_};
-      slots_[me] = slot{o.data, o.count, o.op, o.weight, o.divide_by_total_weight, o.sq_norm};
+      slots_[me] = slot{o.data,
+                        o.count,
+                        o.op,
+                        o.weight,
+                        o.divide_by_total_weight,
+                        o.sq_norm,
+                        o.on_open ? &o.on_open : nullptr,
+                        o.on_piece ? &o.on_piece : nullptr};
     }
     // Barrier 1: every input is posted; the last arriver checks them and sizes the result.
     barrier(o.rank, ctx, "inputs of", [&] { return open_op(); });
@@ -107,6 +117,7 @@ class shared_allreduce_state {
       const std::size_t n = std::min(count, lo + piece_elems) - lo;
       reduce_into(out + lo, inputs_.data(), inputs_.size(), lo, n, spec);
       if (sq_norm_) piece_sq_[piece] = piece_sq_norm(out + lo, n);
+      if (on_piece_) (*on_piece_)(out, lo, n);
     }
     // Streamed stores are visible before barrier 2 releases the readers.
     if (spec.stream) reduce_publish();
@@ -117,8 +128,15 @@ class shared_allreduce_state {
     changed_.notify_all();
 
     // Barrier 2: every segment is reduced; the inputs are free again. The pieces' norms were
-    // written before each reducer's unlock above, and are read after this barrier.
-    barrier(o.rank, ctx, "the reduction by", [] { return std::string{}; });
+    // written before each reducer's unlock above, and are read after this barrier. A committed
+    // op (on_piece) waits here for the others' pieces only, which no abort may cut short.
+    op_context finishing = ctx;
+    if (on_piece_) {
+      finishing.abort.reset();
+      finishing.gone.reset();
+      finishing.deadline = steady::time_point::max();
+    }
+    barrier(o.rank, finishing, "the reduction by", [] { return std::string{}; });
     double sq = 0.0;
     if (sq_norm_)
       for (double part : piece_sq_) sq += part;
@@ -133,9 +151,9 @@ class shared_allreduce_state {
     const slot& first = slots_[0];
     for (const auto& s : slots_)
       if (s.count != first.count || s.op != first.op || s.divide != first.divide ||
-          s.sq_norm != first.sq_norm)
-        return "ranks disagree on count, op, division or norm (every rank must make the same "
-               "call)";
+          s.sq_norm != first.sq_norm || !s.on_piece != !first.on_piece)
+        return "ranks disagree on count, op, division, norm or hooks (every rank must make the "
+               "same call)";
     op_count_ = first.count;
     op_ = first.op;
     divide_ = first.divide;
@@ -155,6 +173,10 @@ class shared_allreduce_state {
     if (results_[op_slot_].size() < op_count_) results_[op_slot_].resize(op_count_);
     reducing_ = size_;
     next_piece_.store(0, std::memory_order_relaxed);
+    // Rank 0's hooks: rank 0 waits in barrier 1 now and returns only after barrier 2, which
+    // every rank reaches after its last piece, so they outlive their use.
+    on_piece_ = first.on_piece;
+    if (first.on_open) (*first.on_open)();
     return {};
   }
 
@@ -243,7 +265,9 @@ class shared_allreduce_state {
   std::vector<const float*> inputs_;
   std::atomic<std::size_t> next_piece_{0};
   bool sq_norm_ = false;
-  std::vector<double> piece_sq_;  // |piece|^2 by piece, when the op asked for the norm
+  std::vector<double> piece_sq_;
+  const std::function<void(const float*, std::size_t, std::size_t)>* on_piece_ =
+      nullptr;  // |piece|^2 by piece, when the op asked for the norm
   std::vector<float> results_[2];
   std::size_t op_slot_ = 1;
 };

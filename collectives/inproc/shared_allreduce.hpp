@@ -31,6 +31,7 @@
 // other rank is still reading its input. A broken group is not reused: the next membership
 // generation builds a new one.
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "collectives/op_control.hpp"
@@ -54,6 +55,15 @@ struct shared_allreduce_options {
   // rank that reduced it while the piece is still in its cache, so nobody makes a pass of its
   // own over the result (the job's gradient-noise statistics want it every step).
   bool sq_norm = false;
+  // A step applied with the reduction, piece by piece: every rank passes hooks that do the same
+  // (rank 0's are run). on_open runs once, by the last rank to arrive, before any piece is
+  // reduced; on_piece(result, lo, n) then runs on each piece [lo, lo + n) of the result by the
+  // rank that reduced it, while the piece is in its cache (`result` is the whole buffer).
+  // With on_piece the op is committed once every rank has arrived: from then on no abort or
+  // deadline stops it, so that every piece is done and every rank returns success (the work
+  // left is pure compute, bounded). Before that, an abort leaves no piece done.
+  std::function<void()> on_open;
+  std::function<void(const float* result, std::size_t lo, std::size_t n)> on_piece;
 };
 
 struct shared_allreduce_result {

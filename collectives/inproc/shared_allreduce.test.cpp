@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -162,9 +163,9 @@ TEST_CASE("ring allreduce with max over in-process links") {
 }
 
 TEST_CASE("shared allreduce: |result|^2 from the pieces, the same bits on every rank") {
-  // Three pieces and a bit (a piece is 65536 floats), so several ranks reduce pieces.
+  // Several pieces and a bit (a piece is 16384 floats), so several ranks reduce pieces.
   const int size = 3;
-  const std::size_t count = 3 * 65536 + 1001;
+  const std::size_t count = 5 * 16384 + 1001;
   shared_allreduce_group group{size};
   std::vector<double> got(size, -1.0), direct(size, -2.0), plain(size, -3.0);
   auto errors = run_ranks(size, [&](int rank) {
@@ -212,4 +213,63 @@ TEST_CASE("shared allreduce: ranks that disagree on the norm fail the op on ever
     }
   });
   for (const auto& w : why) CHECK(w.find("disagree") != std::string::npos);
+}
+
+TEST_CASE("shared allreduce: a step applied piece by piece, once, or not at all") {
+  const int size = 3;
+  const std::size_t count = 4 * 16384 + 77;
+  shared_allreduce_group group{size};
+  std::vector<float> params(count, 10.0f);
+  std::vector<int> touched(count, 0);
+  int opened = 0;
+  const auto call = [&](int rank, const std::vector<float>& data,
+                        troupe::steady::time_point deadline) {
+    shared_allreduce_options o;
+    o.rank = rank;
+    o.data = data.data();
+    o.count = count;
+    o.weight = 1.0;
+    o.deadline = deadline;
+    o.on_open = [&] { ++opened; };  // under the group's lock
+    o.on_piece = [&](const float* result, std::size_t lo, std::size_t n) {
+      for (std::size_t i = lo; i < lo + n; ++i) {
+        params[i] -= result[i];
+        ++touched[i];
+      }
+    };
+    group.allreduce(o);
+  };
+  auto errors = run_ranks(size, [&](int rank) {
+    std::vector<float> data(count, static_cast<float>(rank + 1));  // sums to 6
+    call(rank, data, deadline_in(10s));
+  });
+  REQUIRE(testing::first_failure(errors, std::vector<std::size_t>(size, 0)) == "");
+  CHECK(opened == 1);
+  CHECK(std::all_of(touched.begin(), touched.end(), [](int t) { return t == 1; }));
+  CHECK(std::all_of(params.begin(), params.end(), [](float p) { return p == 4.0f; }));
+
+  // A rank that never comes: the others give up at their deadline, and nothing was applied.
+  shared_allreduce_group short_one{size};
+  std::vector<std::string> why(2);
+  run_ranks(2, [&](int rank) {
+    std::vector<float> data(count, 1.0f);
+    shared_allreduce_options o;
+    o.rank = rank;
+    o.data = data.data();
+    o.count = count;
+    o.deadline = deadline_in(100ms);
+    o.on_open = [&] { ++opened; };
+    o.on_piece = [&](const float*, std::size_t lo, std::size_t n) {
+      for (std::size_t i = lo; i < lo + n; ++i) ++touched[i];
+    };
+    try {
+      short_one.allreduce(o);
+    } catch (const collective_error& e) {
+      why[static_cast<std::size_t>(rank)] = e.what();
+    }
+  });
+  CHECK(!why[0].empty());
+  CHECK(!why[1].empty());
+  CHECK(opened == 1);
+  CHECK(std::all_of(touched.begin(), touched.end(), [](int t) { return t == 1; }));
 }
