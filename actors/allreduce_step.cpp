@@ -82,6 +82,41 @@ class ring_reducer final : public step_reducer {
   std::uint64_t job_, epoch_;
 };
 
+// The members step one replica (allreduce_session::one_replica): the optimizer runs inside the
+// reduction, on each piece of the mean as it is reduced, on whichever member's thread reduced
+// it. `opt` and step.params are the same objects on every member.
+double reduce_and_apply_one(replica_optimizer& opt, const allreduce_session& session,
+                            const replica_step& step, reduce_call& call, step_reducer& reducer) {
+  call.data = step.contributed ? step.grad : nullptr;
+  call.weight = step.contributed ? static_cast<double>(step.samples) : 0.0;
+  call.divide_by_total_weight = true;
+  call.sq_norm = true;
+  // Run once, by the last member to arrive, under the group's lock: nobody applies yet.
+  call.on_open = [&opt, &session, count = step.count] {
+    if (!opt.replicated) {
+      opt.replicated = models::make_optimizer(session.optimizer, count);
+      if (opt.resume) opt.replicated->load_state(*opt.resume);
+      opt.resume.reset();
+    }
+    opt.replicated->begin_step();
+    opt.committed.fetch_add(1);
+  };
+  call.on_piece = [&opt, params = step.params](const float* mean, std::size_t lo, std::size_t n) {
+    opt.replicated->update(params, mean, lo, n);
+  };
+  stopwatch clock;
+  const auto mean = reducer.reduce(call);
+  // The optimizer ran inside: the whole is the sum phase's, none of it apply's.
+  if (step.timing) step.timing->sum += clock.seconds();
+  if (mean.total_weight != static_cast<double>(step.total_samples))
+    throw runtime_failure("allreduce: members reduced " + std::to_string(mean.total_weight) +
+                          " samples where the step has " + std::to_string(step.total_samples) +
+                          " (and applied them to the one replica)");
+  // The step is applied to the one replica whatever this member does now.
+  if (step.before_apply) step.before_apply();
+  return step.rank == 0 ? mean.sq_norm : 0.0;
+}
+
 }  // namespace
 
 reduce_outcome step_reducer::reduce(const reduce_call&, const agent_part&) {
@@ -115,6 +150,7 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
   call.gone = step.gone;
   auto& reducer = session.reducer_for(step.rank, "allreduce");
 
+  if (session.one_replica) return reduce_and_apply_one(opt, session, step, call, reducer);
   if (!session.distributed) {
     if (!opt.replicated) {
       opt.replicated = models::make_optimizer(session.optimizer, step.count);
@@ -171,8 +207,22 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
   return 0.0;
 }
 
-job_allreduce::job_allreduce(const config::job_config& cfg, double deadline_seconds)
-    : cfg_(cfg), deadline_seconds_(deadline_seconds) {}
+job_allreduce::job_allreduce(const config::job_config& cfg, double deadline_seconds,
+                             bool one_replica)
+    : cfg_(cfg),
+      deadline_seconds_(deadline_seconds),
+      one_replica_(one_replica && cfg.optimizer.form == optimizer_form::replicated) {}
+
+std::int64_t job_allreduce::one_replica_steps() const {
+  if (!one_replica_) return -1;
+  for (const auto& o : optimizers_)
+    if (o) return o->committed.load();
+  return 0;
+}
+
+void job_allreduce::resume_from(std::shared_ptr<const models::optimizer_state> state) {
+  resume_ = std::move(state);
+}
 
 std::shared_ptr<replica_optimizer> job_allreduce::optimizer(std::size_t rank) const {
   return rank < optimizers_.size() ? optimizers_[rank] : nullptr;
@@ -180,7 +230,7 @@ std::shared_ptr<replica_optimizer> job_allreduce::optimizer(std::size_t rank) co
 
 void job_allreduce::copy_params(std::size_t from, std::size_t to) {
   if (from == to || from >= replicas_.size() || to >= replicas_.size() || !replicas_[from] ||
-      !replicas_[to])
+      !replicas_[to] || replicas_[from] == replicas_[to])
     return;
   auto& dst = *replicas_[to];
   const auto& src = *replicas_[from];
@@ -190,6 +240,8 @@ void job_allreduce::copy_params(std::size_t from, std::size_t to) {
 
 void job_allreduce::copy_replica(std::size_t from, std::size_t to) {
   if (from == to || from >= replicas_.size() || to >= replicas_.size()) return;
+  // One replica: `to` already holds it (and making its optimizer anew would drop the state).
+  if (optimizers_[from] == optimizers_[to]) return;
   copy_params(from, to);
   const auto& so = *optimizers_[from];
   auto& d = *optimizers_[to];
@@ -208,6 +260,17 @@ std::shared_ptr<param_store> job_allreduce::replica(std::size_t rank,
                                                     const std::shared_ptr<param_store>& initial) {
   if (replicas_.size() <= rank) replicas_.resize(rank + 1);
   if (optimizers_.size() <= rank) optimizers_.resize(rank + 1);
+  if (one_replica_) {
+    // Every incarnation of every rank: the one store and optimizer, as they are.
+    for (const auto& o : optimizers_)
+      if (o) optimizers_[rank] = o;
+    if (!optimizers_[rank]) {
+      optimizers_[rank] = std::make_shared<replica_optimizer>();
+      optimizers_[rank]->resume = resume_;
+    }
+    replicas_[rank] = initial;
+    return initial;
+  }
   optimizers_[rank] = std::make_shared<replica_optimizer>();
   if (rank == 0) {
     replicas_[0] = initial;
@@ -249,6 +312,9 @@ void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation,
     session_ = std::move(s);
     return;
   }
+  if (ring && one_replica_)
+    throw runtime_failure("allreduce: generation " + std::to_string(generation) +
+                          " has a replica in an agent, but the job keeps one replica here");
   if (ring) {
     if (!ring_) ring_ = std::make_shared<ring_record>();
     // Unique per job, generation and control process: a resumed run or another run's control
@@ -258,6 +324,9 @@ void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation,
                                "/" + std::to_string(::getpid()) + "/" + std::to_string(++serial);
     s->process_ring = true;
     s->reducer = make_process_ring_reducer(agent, job, generation, prefix, ring_, cfg_.sync.codec);
+  } else if (one_replica_) {
+    s->one_replica = true;
+    s->reducer = make_shared_reducer(members);
   } else {
     s->reducer = make_shared_reducer(members);
   }
@@ -275,7 +344,7 @@ void job_allreduce::publish(std::int64_t version) {
   if (session_ && !session_->index_of.empty() && session_->index_of[0] < 0 && replicas_[0])
     for (std::size_t r = 1; r < session_->index_of.size() && r < replicas_.size(); ++r)
       if (session_->index_of[r] >= 0 && replicas_[r]) {
-        replicas_[0]->values = replicas_[r]->values;
+        if (replicas_[r] != replicas_[0]) replicas_[0]->values = replicas_[r]->values;
         break;
       }
   // publish, not a plain store of the version: it also stamps the moment, from which a worker

@@ -38,6 +38,7 @@
 // workers blocked in it get collective_error(aborted) within a few milliseconds, drop the step
 // and say so (reduce_dropped). After an abort the replicas may differ (some may have applied);
 // the job makes them one again before it goes on (actors/job_reduce_recovery.hpp).
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -107,6 +108,9 @@ struct allreduce_session {
   // The members reduce through a process ring (some replicas live in agents); rank 0 then
   // reports the squared norm of the mean gradient with `applied`.
   bool process_ring = false;
+  // Every member steps ONE parameter replica and optimizer (job_allreduce's one_replica): the
+  // optimizer is applied inside the shared reduction, piece by piece, by the ranks that reduce.
+  bool one_replica = false;
   std::shared_ptr<collectives::abort_signal> abort = std::make_shared<collectives::abort_signal>();
   std::shared_ptr<step_reducer> reducer;  // null in a generation with no members
   // The reducer of member `rank`; throws runtime_failure naming `mode` and the generation where
@@ -131,6 +135,10 @@ struct allreduce_session {
 // A worker's optimizer replica (replicated form) or its local moments (distributed form).
 struct replica_optimizer {
   std::unique_ptr<models::optimizer> replicated;
+  // One replica for all members: the reductions committed to it (each applies its step in
+  // full), counted when committed, so the job can tell whether a step it lost every answer of
+  // was applied all the same.
+  std::atomic<std::int64_t> committed{0};
   // Loaded into `replicated` when it is made (a resumed run's checkpointed state), then dropped.
   std::shared_ptr<const models::optimizer_state> resume;
   std::int64_t t = 0;  // distributed: steps applied
@@ -174,11 +182,23 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
 // The job's side: parameter replicas, the generation's session, the end-of-run check.
 class job_allreduce {
  public:
-  job_allreduce(const config::job_config& cfg, double deadline_seconds);
+  // one_replica: every member's replica lives in this process and the optimizer is replicated
+  // (sync: allreduce, no group whose workers compute in an agent). The members then share one
+  // parameter store and one optimizer, which the shared reduction applies piece by piece on
+  // all their threads: one optimizer pass per step instead of one per member. The step's
+  // outcome is then the group's: the reduction applies it to the one replica once every member
+  // has arrived, or not at all (collectives/inproc/shared_allreduce.hpp, on_piece).
+  job_allreduce(const config::job_config& cfg, double deadline_seconds, bool one_replica = false);
 
-  // The parameter store of worker `rank`: rank 0 gets `initial` itself, others a copy of it.
+  // The parameter store of worker `rank`: rank 0 gets `initial` itself, others a copy of it
+  // (with one_replica, `initial` itself too).
   std::shared_ptr<param_store> replica(std::size_t rank,
                                        const std::shared_ptr<param_store>& initial);
+  // A resumed run: the optimizer state the one replica starts from (one_replica; the workers
+  // give their own replicas theirs).
+  void resume_from(std::shared_ptr<const models::optimizer_state> state);
+  // one_replica: the reductions committed to the one replica so far (-1 without one).
+  std::int64_t one_replica_steps() const;
   // The optimizer replica of worker `rank` (made with its parameter store; every incarnation of
   // the rank uses it).
   std::shared_ptr<replica_optimizer> optimizer(std::size_t rank) const;
@@ -209,6 +229,8 @@ class job_allreduce {
  private:
   config::job_config cfg_;
   double deadline_seconds_;
+  bool one_replica_;
+  std::shared_ptr<const models::optimizer_state> resume_;
   std::vector<std::shared_ptr<param_store>> replicas_;
   std::vector<std::shared_ptr<replica_optimizer>> optimizers_;
   std::shared_ptr<const allreduce_session> session_;

@@ -242,3 +242,60 @@ TEST_CASE("a generation with no members: no reducer, and a rank that reduces in 
   REQUIRE(job.session()->reducer);
   CHECK(job.session()->reducer->size() == 1);
 }
+
+TEST_CASE("one replica: every member steps the one store once, with the ps shard's bits") {
+  config::job_config cfg;
+  cfg.optimizer.kind = troupe::optimizer_kind::adam;
+  cfg.optimizer.lr = 0.01;
+  job_allreduce job{cfg, 60.0, true};
+  auto initial = std::make_shared<param_store>(count);
+  std::fill(initial->values.begin(), initial->values.end(), 0.5f);
+  for (int r = 0; r < members; ++r)
+    CHECK(job.replica(static_cast<std::size_t>(r), initial) == initial);
+  const auto opt = job.optimizer(0);
+  CHECK(job.optimizer(2) == opt);
+  job.open_generation(1, 1, std::vector<bool>(members, true));
+  REQUIRE(job.session()->one_replica);
+  CHECK(job.one_replica_steps() == 0);
+
+  const auto w = make_workload(4);
+  std::vector<double> sq(members, -1.0);
+  const auto errors = collectives::testing::run_ranks(members, [&](int rank) {
+    for (std::size_t s = 0; s < w.grads.size(); ++s) {
+      replica_step rs;
+      rs.rank = rank;
+      rs.samples = w.samples[s][static_cast<std::size_t>(rank)];
+      rs.contributed = rs.samples > 0;
+      rs.grad = w.grads[s][static_cast<std::size_t>(rank)].data();
+      rs.total_samples = w.samples[s][0] + w.samples[s][1] + w.samples[s][2];
+      rs.params = initial->values.data();
+      rs.count = count;
+      sq[static_cast<std::size_t>(rank)] = allreduce_and_apply(*opt, *job.session(), rs);
+    }
+  });
+  for (const auto& e : errors) CHECK(e == "");
+  CHECK(job.one_replica_steps() == 4);
+  CHECK(opt->replicated->steps_taken() == 4);  // once per step, not once per member
+  CHECK(sq[0] > 0.0);                          // member 0 reports |G_B|^2
+  CHECK(sq[1] == 0.0);
+
+  // The same steps on one optimizer fed the shard's float order.
+  models::optimizer_spec spec;
+  spec.kind = "adam";
+  spec.lr = 0.01;
+  auto ref_opt = models::make_optimizer(spec, count);
+  std::vector<float> ref(count, 0.5f), mean(count);
+  for (std::size_t s = 0; s < w.grads.size(); ++s) {
+    const float total = static_cast<float>(w.samples[s][0] + w.samples[s][1] + w.samples[s][2]);
+    for (std::size_t i = 0; i < count; ++i) {
+      float sum = w.grads[s][0][i] + w.grads[s][1][i];
+      mean[i] = w.samples[s][2] > 0 ? (sum + w.grads[s][2][i]) / total : sum / total;
+    }
+    ref_opt->step(ref.data(), mean.data());
+  }
+  CHECK(hash(initial->values) == hash(ref));
+  // A rank brought up to date keeps the one optimizer's state (it already holds it).
+  job.copy_replica(0, 2);
+  CHECK(job.optimizer(2)->replicated->steps_taken() == 4);
+  CHECK(job.check_replicas().empty());
+}

@@ -76,7 +76,9 @@ replica_optimizer& replica_of(worker_state& st) {
   if (!st.replica) {
     if (st.setup->optimizer_replica) {
       st.replica = st.setup->optimizer_replica;  // the job's, kept across incarnations
-      if (!st.replica->replicated && !st.replica->resume)
+      // Members that share one replica meet here on their own threads: the job set its resume
+      // state before any started (allreduce_sync::start), so only a rank's own replica is set.
+      if (!st.replica->replicated && !st.replica->resume && st.setup->resume_optimizer)
         st.replica->resume = st.setup->resume_optimizer;
     } else {
       st.replica = std::make_shared<replica_optimizer>();

@@ -16,8 +16,8 @@ namespace {
 
 class allreduce_sync : public job_sync {
  public:
-  allreduce_sync(const config::job_config& cfg, double deadline_seconds)
-      : cfg_(cfg), replicas_(cfg, deadline_seconds) {}
+  allreduce_sync(const config::job_config& cfg, double deadline_seconds, bool one_replica)
+      : cfg_(cfg), replicas_(cfg, deadline_seconds, one_replica) {}
 
   // Resumed: the store holds the checkpoint's parameters (every replica copies them); the
   // optimizer state goes to every worker's replica.
@@ -26,6 +26,7 @@ class allreduce_sync : public job_sync {
     if (resume)
       resume_optimizer_ =
           std::make_shared<const models::optimizer_state>(resume->parts.at(0)->optimizer);
+    replicas_.resume_from(resume_optimizer_);
   }
 
   std::shared_ptr<const models::optimizer_state> replica_optimizer_state() const override {
@@ -84,6 +85,12 @@ class allreduce_sync : public job_sync {
   reduction_recovery after_lost_reduction(const std::vector<reduce_answer>& answers,
                                           std::int64_t) override {
     reduction_recovery out;
+    // One replica: the reduction applied it in full once every member had arrived, whoever
+    // answered; a member lost after that (killed before it could say so) changes nothing.
+    if (committed_before_ >= 0 && replicas_.one_replica_steps() > committed_before_) {
+      out.next = reduction_recovery::action::complete;
+      return out;
+    }
     const auto from = applied_rank(answers);
     if (!from) return out;
     out.next = reduction_recovery::action::complete;
@@ -97,6 +104,7 @@ class allreduce_sync : public job_sync {
     // Every member reduces, one without samples this step too (replicas stay equal).
     msg::local_ref<allreduce_session> session{replicas_.session()};
     if (auto regrouped = regroup(*replicas_.session(), round)) session.ptr = std::move(regrouped);
+    committed_before_ = replicas_.one_replica_steps();  // before any member can commit
     members_ = members_of(*round.workers);
     for (const auto& w : members_) self->send(w, round.cmd, session);
     return static_cast<int>(members_.size());
@@ -225,6 +233,7 @@ class allreduce_sync : public job_sync {
   job_allreduce replicas_;
   std::vector<caf::actor> members_;  // the last step's
   std::shared_ptr<const models::optimizer_state> resume_optimizer_;
+  std::int64_t committed_before_ = -1;  // one replica: its commits when this step's reduce went
 };
 
 // Local SGD: the barrier per step is the job's; the parameter average runs every `period`
@@ -232,7 +241,7 @@ class allreduce_sync : public job_sync {
 class local_sgd_sync final : public allreduce_sync {
  public:
   local_sgd_sync(const config::job_config& cfg, double deadline_seconds)
-      : allreduce_sync(cfg, deadline_seconds), schedule_(cfg) {}
+      : allreduce_sync(cfg, deadline_seconds, false), schedule_(cfg) {}
 
   int reduce(caf::event_based_actor* self, const reduce_round& round) override {
     averaging_ = schedule_.averages(round.cmd.step, round.last);
@@ -429,8 +438,8 @@ class local_sgd_sync final : public allreduce_sync {
 }  // namespace
 
 std::unique_ptr<job_sync> make_allreduce_sync(const config::job_config& cfg,
-                                              double deadline_seconds) {
-  return std::make_unique<allreduce_sync>(cfg, deadline_seconds);
+                                              double deadline_seconds, bool one_replica) {
+  return std::make_unique<allreduce_sync>(cfg, deadline_seconds, one_replica);
 }
 
 std::unique_ptr<job_sync> make_local_sync(const config::job_config& cfg, double deadline_seconds) {
