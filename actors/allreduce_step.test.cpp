@@ -9,6 +9,7 @@
 #include <cmath>
 #include <thread>
 
+#include "actors/replica_testing.hpp"
 #include "collectives/inproc/inproc_link.hpp"
 #include "collectives/testing.hpp"
 #include "core/hash.hpp"
@@ -26,10 +27,8 @@ constexpr int members = 3;
 constexpr std::size_t count = 5003;
 
 // Per-rank gradient sums and sample counts of `steps` steps (rank 2 has no slice at step 1).
-struct workload {
-  std::vector<std::vector<std::vector<float>>> grads;  // [step][rank][i]
-  std::vector<std::vector<std::int64_t>> samples;      // [step][rank]
-};
+using workload = testing::replica_workload;
+using testing::step_of;
 
 workload make_workload(int steps) {
   workload w;
@@ -52,17 +51,9 @@ std::vector<std::vector<float>> run(const std::shared_ptr<const allreduce_sessio
   std::vector<std::vector<float>> params(members, std::vector<float>(count, 0.5f));
   *errors = collectives::testing::run_ranks(members, [&](int rank) {
     replica_optimizer opt;
-    for (std::size_t s = 0; s < w.grads.size(); ++s) {
-      replica_step rs;
-      rs.rank = rank;
-      rs.samples = w.samples[s][static_cast<std::size_t>(rank)];
-      rs.contributed = rs.samples > 0;
-      rs.grad = w.grads[s][static_cast<std::size_t>(rank)].data();
-      rs.total_samples = w.samples[s][0] + w.samples[s][1] + w.samples[s][2];
-      rs.params = params[static_cast<std::size_t>(rank)].data();
-      rs.count = count;
-      allreduce_and_apply(opt, *session, rs);
-    }
+    for (std::size_t s = 0; s < w.grads.size(); ++s)
+      allreduce_and_apply(opt, *session,
+                          step_of(w, s, rank, params[static_cast<std::size_t>(rank)].data()));
   });
   return params;
 }
@@ -90,14 +81,9 @@ std::uint64_t hash(const std::vector<float>& v) {
   return fnv1a64(v.data(), v.size() * sizeof(float));
 }
 
-}  // namespace
-
-TEST_CASE("replicated optimizer: the shared reducer equals the parameter-server arithmetic") {
-  const auto w = make_workload(4);
-  std::vector<std::string> errors;
-  const auto params = run(session_for("adam", false, false), w, &errors);
-  for (const auto& e : errors) CHECK(e == "");
-  // Reference: one optimizer fed "sum in rank order, then divide" (the PS shard's float order).
+// The parameters after w's steps of one Adam (lr 0.01, from 0.5) fed "sum in rank order, then
+// divide": the parameter-server shard's float order.
+std::vector<float> reference_adam(const workload& w) {
   models::optimizer_spec spec;
   spec.kind = "adam";
   spec.lr = 0.01;
@@ -111,6 +97,17 @@ TEST_CASE("replicated optimizer: the shared reducer equals the parameter-server 
     }
     opt->step(ref.data(), mean.data());
   }
+  return ref;
+}
+
+}  // namespace
+
+TEST_CASE("replicated optimizer: the shared reducer equals the parameter-server arithmetic") {
+  const auto w = make_workload(4);
+  std::vector<std::string> errors;
+  const auto params = run(session_for("adam", false, false), w, &errors);
+  for (const auto& e : errors) CHECK(e == "");
+  const auto ref = reference_adam(w);
   for (int r = 0; r < members; ++r) CHECK(hash(params[static_cast<std::size_t>(r)]) == hash(ref));
 }
 
@@ -261,17 +258,9 @@ TEST_CASE("one replica: every member steps the one store once, with the ps shard
   const auto w = make_workload(4);
   std::vector<double> sq(members, -1.0);
   const auto errors = collectives::testing::run_ranks(members, [&](int rank) {
-    for (std::size_t s = 0; s < w.grads.size(); ++s) {
-      replica_step rs;
-      rs.rank = rank;
-      rs.samples = w.samples[s][static_cast<std::size_t>(rank)];
-      rs.contributed = rs.samples > 0;
-      rs.grad = w.grads[s][static_cast<std::size_t>(rank)].data();
-      rs.total_samples = w.samples[s][0] + w.samples[s][1] + w.samples[s][2];
-      rs.params = initial->values.data();
-      rs.count = count;
-      sq[static_cast<std::size_t>(rank)] = allreduce_and_apply(*opt, *job.session(), rs);
-    }
+    for (std::size_t s = 0; s < w.grads.size(); ++s)
+      sq[static_cast<std::size_t>(rank)] =
+          allreduce_and_apply(*opt, *job.session(), step_of(w, s, rank, initial->values.data()));
   });
   for (const auto& e : errors) CHECK(e == "");
   CHECK(job.one_replica_steps() == 4);
@@ -279,21 +268,7 @@ TEST_CASE("one replica: every member steps the one store once, with the ps shard
   CHECK(sq[0] > 0.0);                          // member 0 reports |G_B|^2
   CHECK(sq[1] == 0.0);
 
-  // The same steps on one optimizer fed the shard's float order.
-  models::optimizer_spec spec;
-  spec.kind = "adam";
-  spec.lr = 0.01;
-  auto ref_opt = models::make_optimizer(spec, count);
-  std::vector<float> ref(count, 0.5f), mean(count);
-  for (std::size_t s = 0; s < w.grads.size(); ++s) {
-    const float total = static_cast<float>(w.samples[s][0] + w.samples[s][1] + w.samples[s][2]);
-    for (std::size_t i = 0; i < count; ++i) {
-      float sum = w.grads[s][0][i] + w.grads[s][1][i];
-      mean[i] = w.samples[s][2] > 0 ? (sum + w.grads[s][2][i]) / total : sum / total;
-    }
-    ref_opt->step(ref.data(), mean.data());
-  }
-  CHECK(hash(initial->values) == hash(ref));
+  CHECK(hash(initial->values) == hash(reference_adam(w)));
   // A rank brought up to date keeps the one optimizer's state (it already holds it).
   job.copy_replica(0, 2);
   CHECK(job.optimizer(2)->replicated->steps_taken() == 4);

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "actors/fault_delay.hpp"
+#include "actors/replica_testing.hpp"
 #include "collectives/testing.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -19,10 +20,8 @@ namespace {
 
 constexpr std::size_t count = 4099;
 
-struct workload {
-  std::vector<std::vector<std::vector<float>>> grads;  // [step][rank][i]
-  std::vector<std::vector<std::int64_t>> samples;      // [step][rank]
-};
+using workload = testing::replica_workload;
+using testing::step_of;
 
 // Unequal slices, and rank 2 idle at step 1.
 workload make_workload(int members, int steps) {
@@ -49,18 +48,6 @@ std::shared_ptr<allreduce_session> make_session(int members, const std::string& 
   s->deadline_seconds = 30;
   s->reducer = make_shared_reducer(members);
   return s;
-}
-
-replica_step step_of(const workload& w, std::size_t s, int rank, float* params) {
-  replica_step rs;
-  rs.rank = rank;
-  rs.samples = w.samples[s][static_cast<std::size_t>(rank)];
-  rs.contributed = rs.samples > 0;
-  rs.grad = w.grads[s][static_cast<std::size_t>(rank)].data();
-  for (auto b : w.samples[s]) rs.total_samples += b;
-  rs.params = params;
-  rs.count = count;
-  return rs;
 }
 
 // Every rank runs the workload; `period` 0 means sync: allreduce (gradient averaging).

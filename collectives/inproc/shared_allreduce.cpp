@@ -109,7 +109,8 @@ class shared_allreduce_state {
     spec.op = op_;
     spec.divide = divide_ && op_ == reduce_op::sum;
     spec.divisor = divisor_;
-    spec.stream = count * sizeof(float) > stream_above_bytes;
+    // A piece that on_piece reads right away stays in cache: no streaming then.
+    spec.stream = count * sizeof(float) > stream_above_bytes && !on_piece_;
     for (;;) {
       const std::size_t piece = next_piece_.fetch_add(1, std::memory_order_relaxed);
       const std::size_t lo = piece * piece_elems;

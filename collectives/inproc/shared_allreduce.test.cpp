@@ -14,6 +14,21 @@ using namespace troupe::collectives;
 using namespace std::chrono_literals;
 using namespace troupe::collectives::testing;
 
+namespace {
+
+// Rank `rank`'s call over all of `data` with a 10 s deadline: what the cases start from.
+shared_allreduce_options call_of(int rank, const std::vector<float>& data, double weight = 1.0) {
+  shared_allreduce_options o;
+  o.rank = rank;
+  o.data = data.data();
+  o.count = data.size();
+  o.weight = weight;
+  o.deadline = deadline_in(10s);
+  return o;
+}
+
+}  // namespace
+
 TEST_CASE("shared allreduce sums exactly for 1 to 8 ranks and awkward sizes") {
   for (int size = 1; size <= 8; ++size) {
     for (std::size_t count : {0ul, 1ul, 7ul, 13ul, 1009ul, 10007ul}) {
@@ -21,12 +36,7 @@ TEST_CASE("shared allreduce sums exactly for 1 to 8 ranks and awkward sizes") {
       std::vector<std::size_t> bad(static_cast<std::size_t>(size), 99);
       auto errors = run_ranks(size, [&](int rank) {
         std::vector<float> data = pattern_data(rank, count);
-        shared_allreduce_options o;
-        o.rank = rank;
-        o.data = data.data();
-        o.count = count;
-        o.weight = 1.0;
-        o.deadline = deadline_in(10s);
+        auto o = call_of(rank, data);
         const auto first = group.allreduce(o);
         // Two ops in a row: the first result stays valid (two slots alternate).
         o.divide_by_total_weight = true;
@@ -170,14 +180,9 @@ TEST_CASE("shared allreduce: |result|^2 from the pieces, the same bits on every 
   std::vector<double> got(size, -1.0), direct(size, -2.0), plain(size, -3.0);
   auto errors = run_ranks(size, [&](int rank) {
     std::vector<float> data = pattern_data(rank, count);
-    shared_allreduce_options o;
-    o.rank = rank;
-    o.data = data.data();
-    o.count = count;
-    o.weight = 2.0;
+    auto o = call_of(rank, data, 2.0);
     o.divide_by_total_weight = true;
     o.sq_norm = true;
-    o.deadline = deadline_in(10s);
     const auto r = group.allreduce(o);
     got[static_cast<std::size_t>(rank)] = r.sq_norm;
     double sq = 0.0;
@@ -200,12 +205,8 @@ TEST_CASE("shared allreduce: ranks that disagree on the norm fail the op on ever
   std::vector<std::string> why(size);
   run_ranks(size, [&](int rank) {
     std::vector<float> data(16, 1.0f);
-    shared_allreduce_options o;
-    o.rank = rank;
-    o.data = data.data();
-    o.count = data.size();
+    auto o = call_of(rank, data);
     o.sq_norm = rank == 0;
-    o.deadline = deadline_in(10s);
     try {
       group.allreduce(o);
     } catch (const collective_error& e) {
@@ -222,14 +223,8 @@ TEST_CASE("shared allreduce: a step applied piece by piece, once, or not at all"
   std::vector<float> params(count, 10.0f);
   std::vector<int> touched(count, 0);
   int opened = 0;
-  const auto call = [&](int rank, const std::vector<float>& data,
-                        troupe::steady::time_point deadline) {
-    shared_allreduce_options o;
-    o.rank = rank;
-    o.data = data.data();
-    o.count = count;
-    o.weight = 1.0;
-    o.deadline = deadline;
+  const auto call = [&](int rank, const std::vector<float>& data) {
+    auto o = call_of(rank, data);
     o.on_open = [&] { ++opened; };  // under the group's lock
     o.on_piece = [&](const float* result, std::size_t lo, std::size_t n) {
       for (std::size_t i = lo; i < lo + n; ++i) {
@@ -241,7 +236,7 @@ TEST_CASE("shared allreduce: a step applied piece by piece, once, or not at all"
   };
   auto errors = run_ranks(size, [&](int rank) {
     std::vector<float> data(count, static_cast<float>(rank + 1));  // sums to 6
-    call(rank, data, deadline_in(10s));
+    call(rank, data);
   });
   REQUIRE(testing::first_failure(errors, std::vector<std::size_t>(size, 0)) == "");
   CHECK(opened == 1);
@@ -253,10 +248,7 @@ TEST_CASE("shared allreduce: a step applied piece by piece, once, or not at all"
   std::vector<std::string> why(2);
   run_ranks(2, [&](int rank) {
     std::vector<float> data(count, 1.0f);
-    shared_allreduce_options o;
-    o.rank = rank;
-    o.data = data.data();
-    o.count = count;
+    auto o = call_of(rank, data, 0.0);
     o.deadline = deadline_in(100ms);
     o.on_open = [&] { ++opened; };
     o.on_piece = [&](const float*, std::size_t lo, std::size_t n) {
