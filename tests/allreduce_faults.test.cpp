@@ -87,6 +87,18 @@ TEST_CASE("allreduce: a worker killed after the reduction, before it applies: th
   migrated("{step: 20, action: kill, target: slow/0, phase: apply}", 2, 21);
 }
 
+TEST_CASE("allreduce: every member killed after the reduction: the step counts once") {
+  // The members here share one replica, which the reduction applied before the kills; no member
+  // lives to say so, and running the step again would apply it twice.
+  const auto r =
+      run("      - {step: 20, action: kill, target: cpu/0, phase: apply}\n"
+          "      - {step: 20, action: kill, target: cpu/1, phase: apply}\n"
+          "      - {step: 20, action: kill, target: slow/0, phase: apply}\n");
+  CHECK(r.faults.injected == 3);
+  CHECK(r.faults.failures_by_class.at("crash") == 3);
+  check_same_model(r);
+}
+
 TEST_CASE("allreduce: rank 0 killed as the reduction reaches it, restarted") {
   const auto r = run("      - {step: 30, action: kill, target: cpu/0, phase: reduce}\n");
   CHECK(r.faults.failures_by_class.at("crash") == 1);
