@@ -170,14 +170,21 @@ class shared_allreduce_state {
     if (divide_ && !(total_weight_ > 0.0))
       return "divide_by_total_weight with a total weight of " + std::to_string(total_weight_);
     divisor_ = static_cast<float>(total_weight_);
+    // Before anything of the op is set up: what it throws fails the op on every rank.
+    if (first.on_open) {
+      try {
+        (*first.on_open)();
+      } catch (const std::exception& e) {
+        return std::string("the op's on_open failed: ") + e.what();
+      }
+    }
     op_slot_ = (op_slot_ + 1) % 2;
     if (results_[op_slot_].size() < op_count_) results_[op_slot_].resize(op_count_);
     reducing_ = size_;
     next_piece_.store(0, std::memory_order_relaxed);
-    // Rank 0's hooks: rank 0 waits in barrier 1 now and returns only after barrier 2, which
-    // every rank reaches after its last piece, so they outlive their use.
+    // Rank 0's hook: rank 0 waits in barrier 1 now and returns only after barrier 2, which
+    // every rank reaches after its last piece, so it outlives its use.
     on_piece_ = first.on_piece;
-    if (first.on_open) (*first.on_open)();
     return {};
   }
 
@@ -266,9 +273,9 @@ class shared_allreduce_state {
   std::vector<const float*> inputs_;
   std::atomic<std::size_t> next_piece_{0};
   bool sq_norm_ = false;
-  std::vector<double> piece_sq_;
-  const std::function<void(const float*, std::size_t, std::size_t)>* on_piece_ =
-      nullptr;  // |piece|^2 by piece, when the op asked for the norm
+  std::vector<double> piece_sq_;  // |piece|^2 by piece, when the op asked for the norm
+  // Rank 0's on_piece for the op in flight, or null.
+  const std::function<void(const float*, std::size_t, std::size_t)>* on_piece_ = nullptr;
   std::vector<float> results_[2];
   std::size_t op_slot_ = 1;
 };

@@ -265,3 +265,21 @@ TEST_CASE("shared allreduce: a step applied piece by piece, once, or not at all"
   CHECK(opened == 1);
   CHECK(std::all_of(touched.begin(), touched.end(), [](int t) { return t == 1; }));
 }
+
+TEST_CASE("shared allreduce: an on_open that throws fails the op on every rank") {
+  const int size = 3;
+  shared_allreduce_group group{size};
+  std::vector<std::string> why(size);
+  run_ranks(size, [&](int rank) {
+    std::vector<float> data(100, 1.0f);
+    auto o = call_of(rank, data);
+    o.on_open = [] { throw troupe::input_error("checkpoint state of 7 values for 100"); };
+    o.on_piece = [](const float*, std::size_t, std::size_t) {};
+    try {
+      group.allreduce(o);
+    } catch (const collective_error& e) {
+      why[static_cast<std::size_t>(rank)] = e.what();
+    }
+  });
+  for (const auto& w : why) CHECK(w.find("checkpoint state of 7 values") != std::string::npos);
+}
