@@ -409,13 +409,23 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         const auto result = reduce_guarded(self, [&] {
           try {
             grad_sq = allreduce_and_apply(replica, *session, rs);
-            if (st.in_agent) st.in_agent->finish_reduce(session->abort);
           } catch (...) {
             if (st.in_agent) {
               st.in_agent->desync();
               st.in_agent->abort_ring();
             }
             throw;
+          }
+          if (!st.in_agent) return;
+          try {
+            st.in_agent->finish_reduce(session->abort);
+          } catch (const collectives::collective_error& e) {
+            // The job dropped the reduction while the agent answered, but the replica here has
+            // applied the step: this member applied it (saying "dropped" would have the job run
+            // the step again on top). The agent's copy is in doubt, so it is sent anew.
+            if (e.kind() != collectives::failure_kind::aborted) throw;
+            st.in_agent->desync();
+            st.in_agent->abort_ring();
           }
         });
         // Aborted (a member was lost): this replica did not apply. Said so that the job knows
