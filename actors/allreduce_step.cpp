@@ -215,9 +215,7 @@ job_allreduce::job_allreduce(const config::job_config& cfg, double deadline_seco
 
 std::int64_t job_allreduce::one_replica_steps() const {
   if (!one_replica_) return -1;
-  for (const auto& o : optimizers_)
-    if (o) return o->committed.load();
-  return 0;
+  return one_ ? one_->committed.load() : 0;
 }
 
 void job_allreduce::resume_from(std::shared_ptr<const models::optimizer_state> state) {
@@ -262,12 +260,11 @@ std::shared_ptr<param_store> job_allreduce::replica(std::size_t rank,
   if (optimizers_.size() <= rank) optimizers_.resize(rank + 1);
   if (one_replica_) {
     // Every incarnation of every rank: the one store and optimizer, as they are.
-    for (const auto& o : optimizers_)
-      if (o) optimizers_[rank] = o;
-    if (!optimizers_[rank]) {
-      optimizers_[rank] = std::make_shared<replica_optimizer>();
-      optimizers_[rank]->resume = resume_;
+    if (!one_) {
+      one_ = std::make_shared<replica_optimizer>();
+      one_->resume = resume_;
     }
+    optimizers_[rank] = one_;
     replicas_[rank] = initial;
     return initial;
   }

@@ -231,6 +231,7 @@ class job_allreduce {
   double deadline_seconds_;
   bool one_replica_;
   std::shared_ptr<const models::optimizer_state> resume_;
+  std::shared_ptr<replica_optimizer> one_;  // one_replica: every rank's optimizer, made once
   std::vector<std::shared_ptr<param_store>> replicas_;
   std::vector<std::shared_ptr<replica_optimizer>> optimizers_;
   std::shared_ptr<const allreduce_session> session_;

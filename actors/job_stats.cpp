@@ -3,20 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collectives/inproc/reduce_kernel.hpp"
 #include "core/error.hpp"
 #include "policies/imbalance.hpp"
 
 namespace troupe::actors {
 
 double squared_norm(const float* v, std::size_t n) {
-  float acc[8] = {};
-  const std::size_t body = n - n % 8;
-  for (std::size_t i = 0; i < body; i += 8)
-    for (std::size_t k = 0; k < 8; ++k) acc[k] += v[i + k] * v[i + k];
-  double sum = 0.0;
-  for (float a : acc) sum += a;
-  for (std::size_t i = body; i < n; ++i) sum += static_cast<double>(v[i]) * v[i];
-  return sum;
+  return collectives::sq_norm(v, n);
 }
 
 double reduced_sq_norm(const std::vector<std::shared_ptr<const std::vector<float>>>& buffers,
@@ -31,28 +25,16 @@ double reduced_sq_norm(const std::vector<std::shared_ptr<const std::vector<float
     ptrs.push_back(b->data());
   }
   if (ptrs.empty() || total <= 0.0) return 0.0;
-  // The job runs this while the members reduce, on a core they need: it must be a streaming
-  // pass. Each block's per-element sum over workers (rank order, the shards' order) is built in
-  // a buffer that stays in L1, one worker at a time, so both loops vectorise; eight independent
-  // partials then keep the squares pipelined (as the workers' norm does).
+  // The job runs this while the members reduce, on a core they need: a block at a time, summed
+  // over the workers in rank order (the shards' order) by the reduce kernel into a buffer that
+  // stays in cache, then squared.
   double acc = 0.0;
   constexpr std::size_t block = 4096;
   std::vector<float> sum(block);
   for (std::size_t lo = 0; lo < n; lo += block) {
     const std::size_t m = std::min(n - lo, block);
-    float* s = sum.data();
-    // 0 + x is x for the norm (a -0 becomes +0 there), so the first worker is copied.
-    std::copy(ptrs[0] + lo, ptrs[0] + lo + m, s);
-    for (std::size_t w = 1; w < ptrs.size(); ++w) {
-      const float* p = ptrs[w] + lo;
-      for (std::size_t i = 0; i < m; ++i) s[i] += p[i];
-    }
-    float part[8] = {};
-    std::size_t i = 0;
-    for (; i + 8 <= m; i += 8)
-      for (std::size_t k = 0; k < 8; ++k) part[k] += s[i + k] * s[i + k];
-    for (; i < m; ++i) acc += static_cast<double>(s[i]) * s[i];
-    for (float x : part) acc += x;
+    collectives::reduce_into(sum.data(), ptrs.data(), ptrs.size(), lo, m, {});
+    acc += collectives::sq_norm(sum.data(), m);
   }
   return acc / (total * total);
 }

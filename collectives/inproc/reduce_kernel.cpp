@@ -176,6 +176,21 @@ void reduce_into(float* out, const float* const* ins, std::size_t m, std::size_t
     dispatch_stream<reduce_op::sum, false>(out, ins, m, lo, n, spec);
 }
 
+double sq_norm(const float* v, std::size_t n) {
+  constexpr std::size_t block = 512;
+  double sum = 0.0;
+  std::size_t i = 0;
+  while (n - i >= 8) {
+    const std::size_t end = i + std::min(block, (n - i) - (n - i) % 8);
+    float acc[8] = {};
+    for (; i < end; i += 8)
+      for (std::size_t k = 0; k < 8; ++k) acc[k] += v[i + k] * v[i + k];
+    for (float a : acc) sum += a;
+  }
+  for (; i < n; ++i) sum += static_cast<double>(v[i]) * v[i];
+  return sum;
+}
+
 void reduce_publish() {
 #ifdef __SSE2__
   _mm_sfence();

@@ -30,6 +30,10 @@ struct reduce_spec {
 void reduce_into(float* out, const float* const* ins, std::size_t m, std::size_t lo, std::size_t n,
                  const reduce_spec& spec);
 
+// |v|^2: eight float partials (pipelined, vectorised), moved into a double every 512 elements
+// so that a long array does not lose digits to float rounding.
+double sq_norm(const float* v, std::size_t n);
+
 // Makes streamed stores visible to other threads (a store fence); call before publishing.
 void reduce_publish();
 

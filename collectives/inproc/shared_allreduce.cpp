@@ -33,23 +33,6 @@ struct slot {
   const std::function<void(const float*, std::size_t, std::size_t)>* on_piece = nullptr;
 };
 
-// |v|^2 of one piece: eight float partials (pipelined, vectorised), moved into a double every
-// 512 elements so that a long piece does not lose digits to float rounding.
-double piece_sq_norm(const float* v, std::size_t n) {
-  constexpr std::size_t block = 512;
-  double sum = 0.0;
-  std::size_t i = 0;
-  while (n - i >= 8) {
-    const std::size_t end = i + std::min(block, (n - i) - (n - i) % 8);
-    float acc[8] = {};
-    for (; i < end; i += 8)
-      for (std::size_t k = 0; k < 8; ++k) acc[k] += v[i + k] * v[i + k];
-    for (float a : acc) sum += a;
-  }
-  for (; i < n; ++i) sum += static_cast<double>(v[i]) * v[i];
-  return sum;
-}
-
 // Above this many result bytes the result goes to memory with non-temporal stores: it does not
 // fit in cache anyway, and a normal store first reads the line it overwrites (read for
 // ownership), a third more memory traffic for a two-rank sum. glibc's memcpy, the reference, does
@@ -117,7 +100,7 @@ class shared_allreduce_state {
       if (lo >= count) break;
       const std::size_t n = std::min(count, lo + piece_elems) - lo;
       reduce_into(out + lo, inputs_.data(), inputs_.size(), lo, n, spec);
-      if (sq_norm_) piece_sq_[piece] = piece_sq_norm(out + lo, n);
+      if (sq_norm_) piece_sq_[piece] = sq_norm(out + lo, n);
       if (on_piece_) (*on_piece_)(out, lo, n);
     }
     // Streamed stores are visible before barrier 2 releases the readers.
