@@ -43,8 +43,13 @@ SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_aft
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tools/ubsan.supp \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp:fast_unwind_on_malloc=1
 
+# -O1 -g1 (line tables) rather than RelWithDebInfo's -O2 -g: reports still name file and line,
+# and the instrumented build takes about half the compile time (job.cpp: 36 s against 80 s).
+SANITIZE_FLAGS = -O1 -g1 -DNDEBUG
+
 sanitize: deps
-	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_SANITIZE=ON
+	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_SANITIZE=ON \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(SANITIZE_FLAGS)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(SANITIZE_FLAGS)"
 	cmake --build $(SANITIZE_BUILD) -j $(JOBS)
 	cd $(SANITIZE_BUILD) && $(SANITIZE_ENV) ctest --output-on-failure -j $(JOBS) --timeout 1200 -LE 'perf|cluster|soak'
 
