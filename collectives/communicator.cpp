@@ -1,6 +1,7 @@
 #include "collectives/communicator.hpp"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 namespace troupe::collectives {
@@ -41,6 +42,29 @@ communicator communicator::subset(const std::vector<int>& ranks) const {
 void communicator::close() {
   for (auto& l : links_)
     if (l) l->close();
+}
+
+std::vector<int> ring_peers(int rank, int size) {
+  std::set<int> peers;
+  if (size > 1) {
+    peers.insert(right_of(rank, size));
+    peers.insert(left_of(rank, size));
+  }
+  return {peers.begin(), peers.end()};
+}
+
+std::vector<int> default_peers(int rank, int size) {
+  if (size > full_mesh_ranks) return ring_peers(rank, size);
+  std::vector<int> peers;
+  for (int r = 0; r < size; ++r)
+    if (r != rank) peers.push_back(r);
+  return peers;
+}
+
+bool fully_connected(const communicator& comm) {
+  for (int r = 0; r < comm.size(); ++r)
+    if (r != comm.rank() && !comm.connected(r)) return false;
+  return true;
 }
 
 }  // namespace troupe::collectives

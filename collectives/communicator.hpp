@@ -53,6 +53,20 @@ inline int left_of(int rank, int size) {
   return (rank + size - 1) % size;
 }
 
+// The ring neighbours of `rank` (one entry when size == 2, none when size == 1), ascending.
+std::vector<int> ring_peers(int rank, int size);
+
+// Up to this many ranks the transports link every pair by default, so that small messages take
+// the one-step direct allreduce (direct.hpp); above it each rank links its ring neighbours only.
+constexpr int full_mesh_ranks = 8;
+
+// Whom `rank` links with when the caller names no peers: every other rank up to
+// full_mesh_ranks, the ring neighbours above.
+std::vector<int> default_peers(int rank, int size);
+
+// True when this rank has a link to every other member.
+bool fully_connected(const communicator& comm);
+
 // Closes `comm` when its scope is left by an exception. An operation that throws (a peer gone, a
 // deadline, an abort) may still have chunks of the caller's buffer on the wire to other peers;
 // closing waits until no transport reads them, so the caller may free or reuse the buffer as

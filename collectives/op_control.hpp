@@ -4,6 +4,7 @@
 // wait within one slice (a few milliseconds), and nothing waits forever.
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -49,6 +50,10 @@ struct op_context {
   // the transport itself cannot tell (a peer cut off keeps its sockets open): the op fails as
   // with a closed peer, not as an abort, so its caller treats it as a failure of its own.
   std::shared_ptr<const abort_signal> gone;
+  // Other links this op depends on while it waits on one (an op that hears from every member,
+  // not only from ring neighbours): throws when one of them is known closed, so that the wait
+  // on a silent peer does not outlast a peer that has gone. Called at each check.
+  std::function<void()> watch;
 
   // The end of the next wait slice: never past the deadline.
   steady::time_point slice_end() const {
@@ -67,6 +72,7 @@ struct op_context {
       throw collective_error(failure_kind::peer_closed, peer,
                              op_name + ": " + gone->reason() + ", while waiting for " +
                                  waiting_for + " " + peer.describe());
+    if (watch) watch();  // a peer known gone says more than a deadline that passed meanwhile
     if (steady::now() >= deadline)
       throw collective_error(
           failure_kind::timeout, peer,

@@ -80,6 +80,15 @@ class peer_link {
   virtual message_header receive_into(const message_header& expect, std::byte* into,
                                       std::size_t bytes, const op_context& ctx);
 
+  // Throws collective_error(peer_closed) when the message tagged like `expect` can no longer
+  // come: the peer is known gone (closed its link, its process dead) and nothing of it waits
+  // here. Cheap, for an op that waits on another link meanwhile (op_context::watch). A peer that
+  // sent its part and then closed (it finished) does not fail it.
+  virtual void check_open(const message_header& expect, const op_context& ctx) {
+    (void)expect;
+    (void)ctx;
+  }
+
   // Tells the peer we are gone; its waits on us fail with peer_closed. Idempotent.
   virtual void close() = 0;
 };

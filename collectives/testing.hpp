@@ -75,16 +75,25 @@ inline float pattern_sum(int size, std::size_t i) {
   return sum;
 }
 
-// A ring allreduce of `data` over `comm` that must finish within `limit` from now, in chunks of
-// `chunk_bytes` (the options' default otherwise); the tests set the rest.
-inline allreduce_options ring_options(communicator& comm, std::vector<float>& data,
-                                      std::chrono::milliseconds limit,
-                                      std::size_t chunk_bytes = op_options{}.chunk_bytes) {
+// An allreduce of `data` over `comm` that must finish within `limit` from now, with the
+// algorithm allreduce picks by size; the tests set the rest.
+inline allreduce_options allreduce_in(communicator& comm, std::vector<float>& data,
+                                      std::chrono::milliseconds limit) {
   allreduce_options o;
   o.comm = &comm;
   o.data = data;
-  o.chunk_bytes = chunk_bytes;
   o.deadline = deadline_in(limit);
+  return o;
+}
+
+// The same through the ring whatever the size, in chunks of `chunk_bytes` (the options' default
+// otherwise).
+inline allreduce_options ring_options(communicator& comm, std::vector<float>& data,
+                                      std::chrono::milliseconds limit,
+                                      std::size_t chunk_bytes = op_options{}.chunk_bytes) {
+  allreduce_options o = allreduce_in(comm, data, limit);
+  o.chunk_bytes = chunk_bytes;
+  o.one_step_bytes = o.two_step_bytes = 0;
   return o;
 }
 

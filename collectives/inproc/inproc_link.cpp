@@ -126,6 +126,15 @@ class inproc_link final : public peer_link {
     }
   }
 
+  void check_open(const message_header& expect, const op_context& ctx) override {
+    std::lock_guard<std::mutex> guard{incoming_.mutex};
+    for (const auto& waiting : incoming_.queue)
+      if (waiting.header.same_tag(expect)) return;
+    if (incoming_.closed)
+      throw collective_error(failure_kind::peer_closed, peer_,
+                             ctx.op_name + ": " + peer_.describe() + " closed its link");
+  }
+
   // After close returns no peer reads our buffers: unread posts are withdrawn and a read in
   // progress is waited for (it is one memcpy or reduction of a chunk).
   void close() override {

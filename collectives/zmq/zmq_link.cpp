@@ -9,7 +9,6 @@
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <set>
 
 #include "core/hash.hpp"
 
@@ -86,44 +85,43 @@ class zmq_link final : public peer_link {
 
   message_header receive(const message_header& expect, const consume_fn& consume,
                          const op_context& ctx) override {
-    for (auto it = pending_.begin(); it != pending_.end(); ++it)
-      if (it->header.same_tag(expect)) {
-        auto found = std::move(*it);
-        pending_.erase(it);
-        deliver(found.header, found.payload, consume);
-        return found.header;
-      }
     for (;;) {
+      // What arrived earlier: a later op's messages, or any that check_open took meanwhile.
+      for (auto it = pending_.begin(); it != pending_.end();) {
+        if (it->header.older_than(expect)) {  // leftover of an aborted op
+          it = pending_.erase(it);
+          continue;
+        }
+        if (it->header.same_tag(expect)) {
+          auto found = std::move(*it);
+          pending_.erase(it);
+          deliver(found.header, found.payload, consume);
+          return found.header;
+        }
+        ++it;
+      }
       if (peer_gone_)
         throw collective_error(failure_kind::peer_closed, peer_,
                                ctx.op_name + ": " + peer_.describe() +
                                    " closed its link before sending the expected data");
       ctx.check(peer_, "data from");
-      zmq::pollitem_t item{static_cast<void*>(pull_), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, std::chrono::duration_cast<std::chrono::milliseconds>(wait_slice));
-      if (!(item.revents & ZMQ_POLLIN)) continue;
-      zmq::message_t head, payload;
-      (void)pull_.recv(head, zmq::recv_flags::none);
-      if (!head.more())
-        throw collective_error(failure_kind::protocol, peer_,
-                               ctx.op_name + ": " + peer_.describe() + " sent a lone frame");
-      (void)pull_.recv(payload, zmq::recv_flags::none);
-      message_header header;
-      if (!unpack_frame_header(head.data(), head.size(), header) || header.bytes != payload.size())
-        throw collective_error(
-            failure_kind::protocol, peer_,
-            ctx.op_name + ": " + peer_.describe() + " sent a malformed message header");
-      if (header.phase == goodbye_phase) {
-        peer_gone_ = true;
-        continue;
-      }
-      if (header.older_than(expect)) continue;  // leftover of an aborted op
-      if (header.same_tag(expect)) {
-        deliver(header, payload, consume);
-        return header;
-      }
-      pending_.push_back({header, std::move(payload)});
+      stashed got;
+      if (take(got, std::chrono::duration_cast<std::chrono::milliseconds>(wait_slice), ctx) &&
+          !got.header.older_than(expect))
+        pending_.push_back(std::move(got));
     }
+  }
+
+  // Reads what has arrived, to find a goodbye among it; the rest waits in pending_.
+  void check_open(const message_header& expect, const op_context& ctx) override {
+    stashed got;
+    while (!peer_gone_ && take(got, std::chrono::milliseconds(0), ctx))
+      pending_.push_back(std::move(got));
+    for (const auto& kept : pending_)
+      if (kept.header.same_tag(expect)) return;
+    if (peer_gone_)
+      throw collective_error(failure_kind::peer_closed, peer_,
+                             ctx.op_name + ": " + peer_.describe() + " closed its link");
   }
 
   void close() override {
@@ -159,6 +157,30 @@ class zmq_link final : public peer_link {
     message_header header;
     zmq::message_t payload;
   };
+
+  // Takes one message that arrives within `wait`; false when none did, or when it was the
+  // peer's goodbye (peer_gone_ is then set).
+  bool take(stashed& got, std::chrono::milliseconds wait, const op_context& ctx) {
+    zmq::pollitem_t item{static_cast<void*>(pull_), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, wait);
+    if (!(item.revents & ZMQ_POLLIN)) return false;
+    zmq::message_t head;
+    (void)pull_.recv(head, zmq::recv_flags::none);
+    if (!head.more())
+      throw collective_error(failure_kind::protocol, peer_,
+                             ctx.op_name + ": " + peer_.describe() + " sent a lone frame");
+    (void)pull_.recv(got.payload, zmq::recv_flags::none);
+    if (!unpack_frame_header(head.data(), head.size(), got.header) ||
+        got.header.bytes != got.payload.size())
+      throw collective_error(
+          failure_kind::protocol, peer_,
+          ctx.op_name + ": " + peer_.describe() + " sent a malformed message header");
+    if (got.header.phase == goodbye_phase) {
+      peer_gone_ = true;
+      return false;
+    }
+    return true;
+  }
 
   static void deliver(const message_header& header, const zmq::message_t& payload,
                       const consume_fn& consume) {
@@ -211,15 +233,6 @@ bool curve_by_default() {
   return curve_default;
 }
 
-std::vector<int> ring_peers(int rank, int size) {
-  std::set<int> peers;
-  if (size > 1) {
-    peers.insert(right_of(rank, size));
-    peers.insert(left_of(rank, size));
-  }
-  return {peers.begin(), peers.end()};
-}
-
 communicator zmq_connect(const zmq_connect_options& options) {
   if (!options.rendezvous) throw input_error("zmq_connect: no rendezvous store");
   // CURVE: one key pair per call, the server key of this rank's PULL sockets and the client key
@@ -232,7 +245,7 @@ communicator zmq_connect(const zmq_connect_options& options) {
       throw runtime_failure("zmq_connect: zmq_curve_keypair failed");
   }
   const std::vector<int> peers =
-      options.peers.empty() ? ring_peers(options.rank, options.size) : options.peers;
+      options.peers.empty() ? default_peers(options.rank, options.size) : options.peers;
   auto context = std::make_shared<zmq::context_t>(options.io_threads);
 
   std::vector<zmq::socket_t> pulls;

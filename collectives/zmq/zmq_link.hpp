@@ -34,7 +34,7 @@ struct zmq_connect_options : rendezvous_options {
   zmq_connect_options() { prefix = "zmq"; }
   zmq_scheme scheme = zmq_scheme::tcp;
   std::string host = "127.0.0.1";  // tcp: the interface to bind and advertise
-  std::vector<int> peers;          // ranks to link with; empty = the two ring neighbours
+  std::vector<int> peers;          // ranks to link with; empty = default_peers
   int io_threads = 1;
   // ZeroMQ CURVE on every link: each rank's receiving sockets get a fresh key pair whose public
   // half travels beside the address through the rendezvous store (which runs over the
@@ -47,8 +47,5 @@ struct zmq_connect_options : rendezvous_options {
 // Binds, publishes, waits for the peers' addresses and connects. Throws runtime_failure naming
 // the missing peers when the rendezvous deadline passes.
 communicator zmq_connect(const zmq_connect_options& options);
-
-// The ring neighbours of `rank` (one entry when size == 2, none when size == 1).
-std::vector<int> ring_peers(int rank, int size);
 
 }  // namespace troupe::collectives

@@ -29,24 +29,25 @@ communicator connect(memory_store& store, const std::string& scheme, int rank, i
 
 }  // namespace
 
-TEST_CASE("ring allreduce over ZeroMQ tcp and ipc sums exactly for 1 to 8 ranks") {
+TEST_CASE("allreduce over ZeroMQ tcp and ipc sums exactly for 1 to 8 ranks, by ring and direct") {
   for (const std::string scheme : {"tcp", "ipc"}) {
     for (int size = 1; size <= 8; ++size) {
       memory_store store;
-      std::vector<std::size_t> bad(static_cast<std::size_t>(size), 99);
+      std::vector<std::size_t> bad(static_cast<std::size_t>(size), 0);
       auto errors = run_ranks(size, [&](int rank) {
         communicator comm = connect(store, scheme, rank, size, "t");
-        for (std::size_t count : {0ul, 1ul, 13ul, 10007ul, 300000ul}) {
-          std::vector<float> data = pattern_data(rank, count);
-          auto o = ring_options(comm, data, 10s, 64 * 1024);
-          o.job = 3;
-          o.generation = 2;
-          allreduce(o);
-          std::size_t wrong = 0;
-          for (std::size_t i = 0; i < count; ++i) wrong += data[i] != pattern_sum(size, i);
-          bad[static_cast<std::size_t>(rank)] = wrong;
-          if (wrong) break;
-        }
+        for (bool ring : {true, false})  // direct: by size, one step or two (or the ring)
+          for (std::size_t count : {0ul, 1ul, 13ul, 10007ul, 300000ul}) {
+            std::vector<float> data = pattern_data(rank, count);
+            auto o =
+                ring ? ring_options(comm, data, 10s, 64 * 1024) : allreduce_in(comm, data, 10s);
+            o.job = 3;
+            o.generation = 2;
+            allreduce(o);
+            std::size_t wrong = 0;
+            for (std::size_t i = 0; i < count; ++i) wrong += data[i] != pattern_sum(size, i);
+            bad[static_cast<std::size_t>(rank)] += wrong;
+          }
       });
       CAPTURE(scheme);
       CAPTURE(size);
