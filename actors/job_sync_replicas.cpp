@@ -8,6 +8,7 @@
 #include "actors/job_sync.hpp"
 #include "actors/local_step.hpp"
 #include "actors/process_ring.hpp"
+#include "collectives/allreduce.hpp"
 #include "core/error.hpp"
 #include "core/median.hpp"
 
@@ -160,8 +161,9 @@ class allreduce_sync : public job_sync {
     return out;
   }
 
-  // The ring's figures; its bytes join wire_bytes_per_step: a ring of n ranks sends 2(n - 1)
-  // times the buffer per reduction, all ranks together; with a codec, each rank sends n - 1
+  // The ring's figures; its bytes join wire_bytes_per_step: n ranks send 2(n - 1) times the
+  // buffer per reduction, all ranks together (n (n - 1) times a buffer small enough for one
+  // step: collectives::allreduce_wire_bytes); with a codec, each rank sends n - 1
   // encoded blobs of one size (rank 0's sent bytes, n times; the count's own small allreduce
   // aside). busbw is then over the uncompressed buffer: the bandwidth the codec makes it seem.
   void fill_ring_report(job_report& r, std::int64_t steps) const {
@@ -180,7 +182,8 @@ class allreduce_sync : public job_sync {
     const double n = g.ranks;
     g.busbw_GBps =
         median_s > 0 ? static_cast<double>(g.bytes) / median_s / 1e9 * 2.0 * (n - 1.0) / n : 0;
-    g.wire_bytes = ring->codec.empty() ? static_cast<std::uint64_t>(2.0 * (n - 1.0)) * g.bytes
+    g.wire_bytes = ring->codec.empty() ? collectives::allreduce_wire_bytes(
+                                             static_cast<std::uint64_t>(g.bytes), g.ranks)
                                        : static_cast<std::uint64_t>(n) * ring->sent;
     if (steps > 0)
       r.wire_bytes_per_step += static_cast<double>(g.wire_bytes) *

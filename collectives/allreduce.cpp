@@ -20,4 +20,11 @@ void allreduce(const allreduce_options& options) {
     ring_allreduce(comm, options.data, tag, 0, ctx, options.chunk_bytes, options.op);
 }
 
+std::uint64_t allreduce_wire_bytes(std::uint64_t bytes, int ranks,
+                                   const allreduce_options& options) {
+  const auto n = static_cast<std::uint64_t>(ranks < 1 ? 1 : ranks);
+  if (ranks <= full_mesh_ranks && bytes <= options.one_step_bytes) return n * (n - 1) * bytes;
+  return 2 * (n - 1) * bytes;
+}
+
 }  // namespace troupe::collectives

@@ -9,6 +9,8 @@
 //   o.comm = &comm; o.job = job; o.generation = generation; o.data = gradient;
 //   o.deadline = deadline_in(5s); o.abort = job_abort;   // abort from another thread
 //   allreduce(o);                                        // throws collective_error naming a peer
+#include <cstdint>
+
 #include "collectives/options.hpp"
 #include "core/span.hpp"
 
@@ -27,5 +29,11 @@ struct allreduce_options : op_options {
 };
 
 void allreduce(const allreduce_options& options);
+
+// The bytes that all members send together in one allreduce of `bytes` over `ranks` members
+// linked by default_peers, with `options`' thresholds: n (n - 1) times the buffer in one step,
+// 2 (n - 1) times it in two steps or by the ring.
+std::uint64_t allreduce_wire_bytes(std::uint64_t bytes, int ranks,
+                                   const allreduce_options& options = {});
 
 }  // namespace troupe::collectives

@@ -164,3 +164,16 @@ TEST_CASE("add_into and max_into read a source that is not aligned for float") {
   troupe::collectives::max_into(mx.data(), raw.data() + 1, values.size());
   CHECK(mx == std::vector<float>{2.0f, -2.0f, 5.0f, 0.25f, 8.0f});
 }
+
+TEST_CASE("allreduce_wire_bytes follows the form allreduce picks") {
+  // One step among a full mesh: every rank sends its buffer to the n - 1 others.
+  CHECK(allreduce_wire_bytes(4096, 4) == 12u * 4096);
+  // Two steps or the ring: 2 (n - 1) buffers in all.
+  CHECK(allreduce_wire_bytes(1u << 20, 4) == 6u << 20);
+  CHECK(allreduce_wire_bytes(65536, 4) == 6u * 65536);
+  // Above full_mesh_ranks only ring neighbours are linked: the ring, whatever the size.
+  CHECK(allreduce_wire_bytes(4096, full_mesh_ranks + 1) == 2u * full_mesh_ranks * 4096);
+  allreduce_options ring_only;
+  ring_only.one_step_bytes = 0;
+  CHECK(allreduce_wire_bytes(4096, 4, ring_only) == 6u * 4096);
+}
