@@ -285,10 +285,13 @@ communicator shm_connect(const shm_connect_options& options) {
       options.mesh_slots < 2 || options.slots > (1u << 30) || options.mesh_slots > (1u << 30))
     throw input_error(
         "shm_connect: piece_bytes must be a multiple of 64, slots and mesh_slots 2 to 2^30");
+  // A power of two, so that buffer `sequence % eager_slots` stays in step when the 32-bit
+  // sequence numbers wrap.
   if (options.eager_bytes % 64 != 0 || options.eager_bytes > (1u << 30) ||
-      options.eager_slots > 1024)
+      options.eager_slots > 1024 || (options.eager_slots & (options.eager_slots - 1)) != 0)
     throw input_error(
-        "shm_connect: eager_bytes must be a multiple of 64 up to 1 GiB, eager_slots at most 1024");
+        "shm_connect: eager_bytes must be a multiple of 64 up to 1 GiB, eager_slots a power of "
+        "two up to 1024 (or 0)");
   const std::vector<int> peers =
       options.peers.empty() ? default_peers(options.rank, options.size) : options.peers;
   const std::vector<int> neighbours = ring_peers(options.rank, options.size);
