@@ -39,7 +39,8 @@ const char* usage =
     "usage: troupe bench allreduce --ranks N --transport inproc|inproc-ring|ipc|tcp|shm\n"
     "                              [--min 4K] [--max 256M] [--step-factor 2] [--iters 20]\n"
     "                              [--warmup 5] [--chunk 1M] [--codec NAME] [--json FILE]\n"
-    "                              [--timeout-ms 60000] [--curve on|off]\n\n"
+    "                              [--timeout-ms 60000] [--curve on|off]\n"
+    "                              [--algorithm auto|ring|one-step|two-step]\n\n"
     "Allreduce (sum of float32) over N ranks: threads for inproc, processes otherwise.\n"
     "inproc is the shared in-process allreduce the runtime uses (each rank reduces one segment\n"
     "of every rank's buffer into one shared result); inproc-ring is the ring over in-process\n"
@@ -49,11 +50,13 @@ const char* usage =
     "exact sum), and memcpy bandwidth of the same buffers measured in the same run.\n"
     "Codecs: fp16, bf16, topk[:ratio], powersgd[:rank] (compressed allreduce).\n"
     "ipc and tcp links use ZeroMQ CURVE as the runtime's do; --curve off measures the bare\n"
-    "transport.";
+    "transport.\n"
+    "--algorithm picks the form on a ring transport: auto (by size: one step up to 16K, two\n"
+    "steps up to 256K where every rank is linked, the ring above), or one of them always.";
 
 const std::set<std::string> value_flags{
     "ranks", "transport", "min",        "max",     "step-factor", "iters",   "warmup", "chunk",
-    "codec", "json",      "timeout-ms", "rank-of", "store",       "session", "curve"};
+    "codec", "json",      "timeout-ms", "rank-of", "store",       "session", "curve",  "algorithm"};
 
 // Threads over the shared buffers, threads over the in-process ring, or processes.
 enum class transport { inproc, inproc_ring, ipc, tcp, shm };
@@ -91,6 +94,19 @@ setup parse(const args& a) {
   s.perf.warmup = static_cast<int>(a.get_int("warmup", 5));
   s.perf.chunk_bytes = static_cast<std::size_t>(parse_size(a.get_or("chunk", "1M"), "--chunk"));
   s.perf.codec = a.get_or("codec", "");
+  const std::string algorithm = a.get_or("algorithm", "auto");
+  constexpr std::size_t always = std::size_t{1} << 40;
+  if (algorithm == "ring") {
+    s.perf.one_step_bytes = s.perf.two_step_bytes = 0;
+  } else if (algorithm == "one-step") {
+    s.perf.one_step_bytes = s.perf.two_step_bytes = always;
+  } else if (algorithm == "two-step") {
+    s.perf.one_step_bytes = 0;
+    s.perf.two_step_bytes = always;
+  } else if (algorithm != "auto") {
+    throw input_error("--algorithm must be auto, ring, one-step or two-step, not '" + algorithm +
+                      "'");
+  }
   s.perf.op_timeout_ms = a.get_int("timeout-ms", 60000);
   s.json = a.get_or("json", "");
   if (s.perf.min_bytes < 4 || s.perf.max_bytes < s.perf.min_bytes)
@@ -100,6 +116,8 @@ setup parse(const args& a) {
   if (s.perf.chunk_bytes < 64 || s.perf.chunk_bytes % 64)
     throw input_error("--chunk must be a multiple of 64 bytes");
   if (!s.perf.codec.empty()) coll::make_codec(s.perf.codec);  // fails early on a bad name
+  if (algorithm != "auto" && s.via == transport::inproc)
+    throw input_error("--algorithm needs a ring transport: inproc-ring, ipc, tcp or shm");
   if (!s.perf.codec.empty() && s.via == transport::inproc)
     throw input_error("--codec needs a ring: use --transport inproc-ring (or ipc, tcp, shm)");
   return s;

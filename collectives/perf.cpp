@@ -109,6 +109,8 @@ std::vector<rank_result> run_rank(communicator& comm, const params& p) {
     o.comm = &comm;
     o.data = data;
     o.chunk_bytes = p.chunk_bytes;
+    o.one_step_bytes = p.one_step_bytes;
+    o.two_step_bytes = p.two_step_bytes;
     o.deadline = steady::now() + std::chrono::milliseconds(p.op_timeout_ms);
     return o;
   };

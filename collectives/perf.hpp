@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/allreduce.hpp"
 #include "collectives/codecs/codec.hpp"
 #include "collectives/communicator.hpp"
 
@@ -22,7 +23,10 @@ struct params {
   int iters = 20;
   int warmup = 5;
   std::size_t chunk_bytes = std::size_t{1} << 20;
-  std::string codec;  // empty: plain ring allreduce
+  std::string codec;  // empty: plain allreduce
+  // allreduce's choice of form by size (allreduce_options): 0 and 0 force the ring.
+  std::size_t one_step_bytes = allreduce_options{}.one_step_bytes;
+  std::size_t two_step_bytes = allreduce_options{}.two_step_bytes;
   long long op_timeout_ms = 60000;
 
   std::vector<long long> sizes() const;  // bytes, multiples of 4

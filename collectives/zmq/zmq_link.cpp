@@ -104,7 +104,11 @@ class zmq_link final : public peer_link {
         throw collective_error(failure_kind::peer_closed, peer_,
                                ctx.op_name + ": " + peer_.describe() +
                                    " closed its link before sending the expected data");
+      const std::size_t kept = pending_.size();
       ctx.check(peer_, "data from");
+      // An op's watch (check_open) may have taken this link's messages meanwhile: look at them
+      // before waiting a slice for more.
+      if (pending_.size() != kept) continue;
       stashed got;
       if (take(got, std::chrono::duration_cast<std::chrono::milliseconds>(wait_slice), ctx) &&
           !got.header.older_than(expect))
