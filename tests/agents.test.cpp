@@ -175,8 +175,12 @@ TEST_CASE("an agent that loses its control process tries to rejoin, then gives u
   troupe_process run(scratch, "run4", run_args(2));
   const auto join = start_run(run);
   const auto agent = joined(run, join, "o1", "g1");
+  // The run logs the join when it accepts it; the agent only once the answer arrived, which
+  // under load (the sanitizer build) can come after its request timed out and it retried.
+  REQUIRE(agent->wait_for_text("joined " + join + " as member", 60));
   run.kill(SIGKILL);
   CHECK(agent->wait_for_exit(60) == 1);
+  INFO("agent's stderr: ", agent->err());
   CHECK(agent->err().find("lost the control process at " + join) != std::string::npos);
   CHECK(agent->err().find("gave up: no join to " + join) != std::string::npos);
 }
