@@ -60,12 +60,15 @@ const std::set<std::string> value_flags{
 
 // Threads over the shared buffers, threads over the in-process ring, or processes.
 enum class transport { inproc, inproc_ring, ipc, tcp, shm };
+// The allreduce form on a ring transport: by size, or one form always.
+enum class algorithm { automatic, ring, one_step, two_step };
 
 }  // namespace
 }  // namespace troupe::apps
 
 namespace troupe {
 TROUPE_SPELLINGS(apps::transport, shm, "inproc", "inproc-ring", "ipc", "tcp", "shm");
+TROUPE_SPELLINGS(apps::algorithm, two_step, "auto", "ring", "one-step", "two-step");
 }  // namespace troupe
 
 namespace troupe::apps {
@@ -94,18 +97,11 @@ setup parse(const args& a) {
   s.perf.warmup = static_cast<int>(a.get_int("warmup", 5));
   s.perf.chunk_bytes = static_cast<std::size_t>(parse_size(a.get_or("chunk", "1M"), "--chunk"));
   s.perf.codec = a.get_or("codec", "");
-  const std::string algorithm = a.get_or("algorithm", "auto");
+  const algorithm form = a.get_enum("algorithm", algorithm::automatic);
   constexpr std::size_t always = std::size_t{1} << 40;
-  if (algorithm == "ring") {
-    s.perf.one_step_bytes = s.perf.two_step_bytes = 0;
-  } else if (algorithm == "one-step") {
-    s.perf.one_step_bytes = s.perf.two_step_bytes = always;
-  } else if (algorithm == "two-step") {
-    s.perf.one_step_bytes = 0;
-    s.perf.two_step_bytes = always;
-  } else if (algorithm != "auto") {
-    throw input_error("--algorithm must be auto, ring, one-step or two-step, not '" + algorithm +
-                      "'");
+  if (form != algorithm::automatic) {
+    s.perf.one_step_bytes = form == algorithm::one_step ? always : 0;
+    s.perf.two_step_bytes = form == algorithm::ring ? 0 : always;
   }
   s.perf.op_timeout_ms = a.get_int("timeout-ms", 60000);
   s.json = a.get_or("json", "");
@@ -116,7 +112,7 @@ setup parse(const args& a) {
   if (s.perf.chunk_bytes < 64 || s.perf.chunk_bytes % 64)
     throw input_error("--chunk must be a multiple of 64 bytes");
   if (!s.perf.codec.empty()) coll::make_codec(s.perf.codec);  // fails early on a bad name
-  if (algorithm != "auto" && s.via == transport::inproc)
+  if (form != algorithm::automatic && s.via == transport::inproc)
     throw input_error("--algorithm needs a ring transport: inproc-ring, ipc, tcp or shm");
   if (!s.perf.codec.empty() && s.via == transport::inproc)
     throw input_error("--codec needs a ring: use --transport inproc-ring (or ipc, tcp, shm)");

@@ -1,0 +1,63 @@
+// `troupe bench allreduce` through the built binary, with ranks as processes: every allreduce
+// form sums exactly over shared memory and ZeroMQ ipc, and a bad --algorithm exits 2 naming the
+// flag. Tiny sizes and a few iterations: it checks the sums, not the speed.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "collectives/shm/shm_link.hpp"
+#include "core/testing.hpp"
+#include "tests/binary_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace troupe::testing;
+
+namespace {
+
+const troupe::testing::temp_dir scratch{"troupe-bench-allreduce"};
+
+}  // namespace
+
+TEST_CASE("bench allreduce: every form sums exactly between processes") {
+  REQUIRE_MESSAGE(fs::exists(troupe_binary()), "build the troupe target first");
+  std::vector<std::string> transports{"ipc"};
+  if (troupe::collectives::cross_memory_attach_allowed()) transports.push_back("shm");
+  for (const std::string& transport : transports)
+    for (const std::string form : {"ring", "one-step", "two-step", "auto"}) {
+      const auto json = scratch.path / (transport + "-" + form + ".json");
+      const auto o = run_troupe_in(scratch.path,
+                                   "bench allreduce --ranks 3 --transport " + transport +
+                                       " --curve off --algorithm " + form +
+                                       " --min 4 --max 300K --step-factor 9 --iters 2 "
+                                       "--warmup 1 --json " +
+                                       json.string(),
+                                   120);
+      CAPTURE(transport);
+      CAPTURE(form);
+      INFO(o.err);
+      REQUIRE(o.code == 0);
+      std::ifstream in(json);
+      const auto rows = nlohmann::json::parse(in);
+      REQUIRE(rows.size() == 6);  // 4 B, 36 B, ... 236196 B
+      for (const auto& row : rows) CHECK(row.at("wrong").get<long long>() == 0);
+    }
+}
+
+TEST_CASE("bench allreduce: a bad --algorithm exits 2 naming the flag") {
+  const auto o = run_troupe_in(scratch.path,
+                               "bench allreduce --ranks 2 --transport shm "
+                               "--algorithm fastest",
+                               60);
+  CHECK(o.code == 2);
+  CHECK(o.err.find("--algorithm") != std::string::npos);
+  const auto threads = run_troupe_in(scratch.path,
+                                     "bench allreduce --ranks 2 --transport "
+                                     "inproc --algorithm ring",
+                                     60);
+  CHECK(threads.code == 2);
+  CHECK(threads.err.find("ring transport") != std::string::npos);
+}
