@@ -26,7 +26,7 @@ struct shm_connect_options : rendezvous_options {
   std::vector<int> peers;         // empty = default_peers
   std::size_t slots = 65536;      // descriptors per direction (64 bytes each)
   std::size_t mesh_slots = 1024;  // the same on links to ranks that are not ring neighbours,
-                                  // which carry one message per direct op
+                                  // which carry one or two messages per direct op
   std::size_t piece_bytes = std::size_t{256} << 10;  // bounce buffer of the reduction
   std::size_t eager_slots = 8;                       // eager buffers per direction (0: none)
   std::size_t eager_bytes = std::size_t{64} << 10;   // the size of each, a multiple of 64
