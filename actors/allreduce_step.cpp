@@ -8,10 +8,10 @@
 #include <chrono>
 #include <cstring>
 
-#include "actors/job_stats.hpp"
 #include "actors/process_ring.hpp"
 #include "actors/specs.hpp"
 #include "collectives/allreduce.hpp"
+#include "collectives/inproc/reduce_kernel.hpp"
 #include "collectives/inproc/shared_allreduce.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -175,7 +175,8 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
     // Member 0 reports |G_B|^2 with `applied`: the job then reads no gradient on its own thread
     // while the members reduce and apply (a core they need).
     if (step.rank != 0) return 0.0;
-    return mean.sq_norm >= 0.0 ? mean.sq_norm : squared_norm(mean.values.data(), step.count);
+    return mean.sq_norm >= 0.0 ? mean.sq_norm
+                               : collectives::sq_norm(mean.values.data(), step.count);
   }
 
   // Distributed Max-AdaBelief: local moments from the local mean gradient.

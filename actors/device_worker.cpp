@@ -8,10 +8,10 @@
 #include "actors/allreduce_step.hpp"
 #include "actors/checkpoint_state.hpp"
 #include "actors/fault_delay.hpp"
-#include "actors/job_stats.hpp"
 #include "actors/local_step.hpp"
 #include "actors/remote_device.hpp"
 #include "collectives/errors.hpp"
+#include "collectives/inproc/reduce_kernel.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "devices/sim_device.hpp"
@@ -203,7 +203,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
     } else {
       stats = st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(),
                                   &timing);
-      grad_sq = squared_norm(st.grad->data(), st.grad->size());
+      grad_sq = collectives::sq_norm(st.grad->data(), st.grad->size());
     }
   } catch (const std::exception& e) {
     // A device that failed (an agent lost mid-call): the supervisor classifies this text.

@@ -9,10 +9,6 @@
 
 namespace troupe::actors {
 
-double squared_norm(const float* v, std::size_t n) {
-  return collectives::sq_norm(v, n);
-}
-
 double reduced_sq_norm(const std::vector<std::shared_ptr<const std::vector<float>>>& buffers,
                        double total) {
   std::vector<const float*> ptrs;

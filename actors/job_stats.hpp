@@ -20,11 +20,6 @@
 
 namespace troupe::actors {
 
-// |v|^2 over n floats, with eight independent float partial sums: the loop pipelines (one
-// accumulator serialises on the add latency), and partials over n/8 terms each are precise enough
-// for a statistic (the noise scale), which is all this feeds. Workers and PS shards use it.
-double squared_norm(const float* v, std::size_t n);
-
 // |sum_k buffers[k] / total|^2; null buffers are skipped. Throws on buffers of unequal size.
 double reduced_sq_norm(const std::vector<std::shared_ptr<const std::vector<float>>>& buffers,
                        double total);

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "actors/checkpoint_state.hpp"
-#include "actors/job_stats.hpp"
 #include "collectives/inproc/reduce_kernel.hpp"
 #include "core/clock.hpp"
 
@@ -54,7 +53,7 @@ caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
         spec.divide = true;
         spec.divisor = total;
         collectives::reduce_into(mean, st.ins.data(), ranks, lo, n, spec);
-        const double grad_sq = squared_norm(mean, n);
+        const double grad_sq = collectives::sq_norm(mean, n);
         const double sum_s = sum_clock.seconds();
         stopwatch apply_clock;
         st.spec.optimizer->step(st.spec.params->values.data() + lo, mean);

@@ -7,9 +7,9 @@
 
 #include "actors/agent.hpp"
 #include "actors/hosted_replica.hpp"
-#include "actors/job_stats.hpp"
 #include "actors/remote_wire.hpp"
 #include "collectives/communicator.hpp"
+#include "collectives/inproc/reduce_kernel.hpp"
 #include "collectives/store_actor.hpp"
 #include "collectives/zmq/zmq_link.hpp"
 #include "core/clock.hpp"
@@ -222,7 +222,7 @@ void serve_call(hosted& h, collectives::peer_link& link, std::uint32_t n,
       if (!h.replica.loaded()) throw runtime_failure("no replica here to compute on");
       float* g = h.replica.slice_gradient(head.step);
       s = h.device->run_step(*h.model, h.replica.params(), b, g, &timing);
-      r.grad_sq = squared_norm(g, h.model->param_count());
+      r.grad_sq = collectives::sq_norm(g, h.model->param_count());
       h.replica.keep(head.step);
     } else if (step) {
       h.grad.resize(h.model->param_count());

@@ -8,10 +8,10 @@
 #include <cmath>
 #include <thread>
 
-#include "actors/job_stats.hpp"
 #include "actors/process_ring.hpp"
 #include "actors/worker_host.hpp"
 #include "actors/worker_host_testing.hpp"
+#include "collectives/inproc/reduce_kernel.hpp"
 #include "models/optimizer.hpp"
 
 using namespace troupe;
@@ -147,7 +147,7 @@ TEST_CASE_FIXTURE(host_fixture, "a replica in the agent: sync, a kept step, a ri
   const auto g = local_gradient(c, here);
   CHECK(step.samples == rows);
   CHECK(step.loss_sum == doctest::Approx(here.loss_sum).epsilon(1e-6));
-  CHECK(step.grad_sq == doctest::Approx(actors::squared_norm(g.data(), g.size())).epsilon(1e-5));
+  CHECK(step.grad_sq == doctest::Approx(collectives::sq_norm(g.data(), g.size())).epsilon(1e-5));
 
   // The ring: this process is rank 0 with a gradient of its own over 2 samples.
   std::vector<float> mine(c.params.size() + 1);

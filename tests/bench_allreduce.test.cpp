@@ -48,16 +48,16 @@ TEST_CASE("bench allreduce: every form sums exactly between processes") {
 }
 
 TEST_CASE("bench allreduce: a bad --algorithm exits 2 naming the flag") {
-  const auto o = run_troupe_in(scratch.path,
-                               "bench allreduce --ranks 2 --transport shm "
-                               "--algorithm fastest",
-                               60);
-  CHECK(o.code == 2);
-  CHECK(o.err.find("--algorithm") != std::string::npos);
-  const auto threads = run_troupe_in(scratch.path,
-                                     "bench allreduce --ranks 2 --transport "
-                                     "inproc --algorithm ring",
-                                     60);
-  CHECK(threads.code == 2);
-  CHECK(threads.err.find("ring transport") != std::string::npos);
+  struct bad {
+    const char* args;
+    const char* says;
+  };
+  for (const bad b : {bad{"--transport shm --algorithm fastest", "--algorithm"},
+                      bad{"--transport inproc --algorithm ring", "ring transport"}}) {
+    const auto o =
+        run_troupe_in(scratch.path, std::string{"bench allreduce --ranks 2 "} + b.args, 60);
+    CAPTURE(b.args);
+    CHECK(o.code == 2);
+    CHECK(o.err.find(b.says) != std::string::npos);
+  }
 }

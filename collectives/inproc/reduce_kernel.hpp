@@ -31,7 +31,8 @@ void reduce_into(float* out, const float* const* ins, std::size_t m, std::size_t
                  const reduce_spec& spec);
 
 // |v|^2: eight float partials (pipelined, vectorised), moved into a double every 512 elements
-// so that a long array does not lose digits to float rounding.
+// so that a long array does not lose digits to float rounding. The noise scale's |G_B|^2 in
+// workers, PS shards, agents and the shared allreduce's pieces.
 double sq_norm(const float* v, std::size_t n);
 
 // Makes streamed stores visible to other threads (a store fence); call before publishing.

@@ -121,11 +121,7 @@ class shm_link final : public peer_link {
       const shm::descriptor d = next_descriptor(expect, ctx);
       if (!d.header.same_tag(expect)) continue;
       expect_payload_size(static_cast<std::size_t>(d.header.bytes), bytes, peer_, ctx);
-      if (d.eager) {
-        if (bytes > 0) std::memcpy(into, eager_payload(d, ctx), bytes);
-      } else {
-        copy_from_sender(into, d.address, bytes, ctx);  // the one copy, straight to its place
-      }
+      copy_payload(d, into, ctx);  // the one copy, straight to its place
       finish_descriptor();
       return d.header;
     }
@@ -204,12 +200,7 @@ class shm_link final : public peer_link {
     if (d.header.same_tag(expect)) return d;
     if (!d.header.older_than(expect)) {
       stashed keep{d.header, std::vector<std::byte>(static_cast<std::size_t>(d.header.bytes))};
-      if (d.eager) {
-        if (!keep.payload.empty())
-          std::memcpy(keep.payload.data(), eager_payload(d, ctx), keep.payload.size());
-      } else {
-        copy_from_sender(keep.payload.data(), d.address, keep.payload.size(), ctx);
-      }
+      copy_payload(d, keep.payload.data(), ctx);
       stash_.push_back(std::move(keep));
     }
     finish_descriptor();
@@ -226,6 +217,15 @@ class shm_link final : public peer_link {
                                  " bytes in an eager buffer that holds " +
                                  std::to_string(in_.eager_slots() ? in_.eager_bytes() : 0));
     return in_.eager(received_);
+  }
+
+  // The whole payload of the descriptor being received, from its eager buffer or the sender.
+  void copy_payload(const shm::descriptor& d, void* into, const op_context& ctx) {
+    const auto bytes = static_cast<std::size_t>(d.header.bytes);
+    if (!d.eager)
+      copy_from_sender(into, d.address, bytes, ctx);
+    else if (bytes > 0)
+      std::memcpy(into, eager_payload(d, ctx), bytes);
   }
 
   void copy_from_sender(void* into, std::uint64_t address, std::size_t bytes,
