@@ -56,25 +56,40 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
   auto log = [options](const std::string& line) {
     if (options.log) options.log(line);
   };
+  // A member that left the roster: its groups' workers are lost to the run, and it is logged.
+  auto report_lost = [=](const registry_state::watched& w, const joined_agent& gone,
+                         const std::string& why) {
+    const auto member = w.member;
+    const double joined_s = seconds_since(w.joined);
+    if (options.directory) options.directory->lose(member, why);
+    log("lost " + describe(gone.hello) + " after " + std::to_string(joined_s) + " s: " + why);
+    if (options.records) {
+      std::lock_guard<std::mutex> lock(options.records->mu);
+      for (auto& r : options.records->list)
+        if (r.member == member) {
+          r.lost_s = seconds_since(options.t0);
+          r.lost_reason = why;
+        }
+    }
+  };
   // Edge 2: an agent is gone (down: killed, hung, cut off; or it said it leaves).
   auto lose = [=](const caf::actor_addr& source, const std::string& why) {
     const auto it = st->joined.find(source);
     if (it == st->joined.end()) return;
     const auto w = it->second;
     st->joined.erase(it);
-    const auto member = w.member;
-    if (const auto gone = st->roster.leave(member)) {
-      const double joined_s = seconds_since(w.joined);
-      if (options.directory) options.directory->lose(member, why);
-      log("lost " + describe(gone->hello) + " after " + std::to_string(joined_s) + " s: " + why);
-      if (options.records) {
-        std::lock_guard<std::mutex> lock(options.records->mu);
-        for (auto& r : options.records->list)
-          if (r.member == member) {
-            r.lost_s = seconds_since(options.t0);
-            r.lost_reason = why;
-          }
-      }
+    if (const auto gone = st->roster.leave(w.member)) report_lost(w, *gone, why);
+  };
+  // The same agent joined again (agent_roster::join): its earlier session is over, whether or
+  // not its down message has come yet.
+  auto end_earlier = [=](const joined_agent& earlier) {
+    for (auto it = st->joined.begin(); it != st->joined.end(); ++it) {
+      if (it->second.member != earlier.member) continue;
+      const auto w = it->second;
+      self->demonitor(w.handle);
+      st->joined.erase(it);
+      report_lost(w, earlier, "it joined again from the same process (its earlier session ended)");
+      return;
     }
   };
   self->set_down_handler(
@@ -83,8 +98,10 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
       // Edge 1.
       [=](const msg::agent_hello& h) -> msg::agent_answer {
         const auto sender = caf::actor_cast<caf::actor>(self->current_sender());
-        const auto a = sender ? st->roster.join(h)
+        std::optional<joined_agent> earlier;
+        const auto a = sender ? st->roster.join(h, &earlier)
                               : msg::agent_answer{false, "a hello must come from an actor", 0};
+        if (earlier) end_earlier(*earlier);
         if (!a.accepted) {
           const std::string line = "refused agent '" + h.name.substr(0, 64) + "': " + a.reason;
           const auto node =

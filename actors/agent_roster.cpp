@@ -14,7 +14,8 @@ bool is_name(const std::string& s) {
 
 }  // namespace
 
-msg::agent_answer agent_roster::join(const msg::agent_hello& h) {
+msg::agent_answer agent_roster::join(const msg::agent_hello& h,
+                                     std::optional<joined_agent>* replaced) {
   msg::agent_answer a;
   const auto refuse = [&](std::string why) {
     a.reason = std::move(why);
@@ -48,12 +49,22 @@ msg::agent_answer agent_roster::join(const msg::agent_hello& h) {
                     name_of(g->device) + " device(s) in the run's config; this agent offers " +
                     std::to_string(h.count) + " " + name_of(h.device));
   }
-  for (const auto& j : agents_) {
+  auto earlier = agents_.end();
+  for (auto it = agents_.begin(); it != agents_.end(); ++it) {
+    const auto& j = *it;
+    if (j.hello.name == h.name && j.hello.host == h.host && h.pid > 0 && j.hello.pid == h.pid) {
+      earlier = it;
+      continue;
+    }
     if (j.hello.name == h.name)
       return refuse("an agent named '" + h.name + "' has joined already (from " +
                     j.hello.host.substr(0, 64) + " pid " + std::to_string(j.hello.pid) + ")");
     if (j.hello.group == h.group)
       return refuse("group '" + h.group + "' is hosted already by agent '" + j.hello.name + "'");
+  }
+  if (earlier != agents_.end()) {
+    if (replaced) *replaced = *earlier;
+    agents_.erase(earlier);
   }
   a.accepted = true;
   a.member = next_member_++;

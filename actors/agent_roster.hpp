@@ -9,6 +9,9 @@
 // (`process: agent` or `separate`), only those may join, each with the config's device kind and
 // count. A lost agent (its process died, hung past the heartbeat
 // timeout, or was cut off) leaves the roster, so the same agent may join again as a new member.
+// A hello from the host and process of an agent still joined under that name is the same agent
+// joining again before its loss was seen (the answer to its first hello missed the agent's
+// deadline, so it started over): its earlier membership ends and the hello is judged anew.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,8 +43,10 @@ class agent_roster {
                         std::vector<expected_group> groups = {})
       : version_(std::move(version)), tickets_(std::move(tickets)), groups_(std::move(groups)) {}
 
-  // Admits `h` (accepted, with its member number) or refuses it, naming why.
-  msg::agent_answer join(const msg::agent_hello& h);
+  // Admits `h` (accepted, with its member number) or refuses it, naming why. When it admits the
+  // same agent joining again, the earlier membership leaves and goes to `*replaced`.
+  msg::agent_answer join(const msg::agent_hello& h,
+                         std::optional<joined_agent>* replaced = nullptr);
   // The agent with this member number left; returns it, or nothing when it was not joined.
   std::optional<joined_agent> leave(std::int64_t member);
 

@@ -8,13 +8,14 @@ using troupe::actors::join_tickets;
 
 namespace {
 
-msg::agent_hello hello(std::string name, std::string group, std::string version = "1.2.3") {
+msg::agent_hello hello(std::string name, std::string group, std::string version = "1.2.3",
+                       std::int64_t pid = 7) {
   msg::agent_hello h;
   h.version = std::move(version);
   h.name = std::move(name);
   h.group = std::move(group);
   h.host = "h";
-  h.pid = 7;
+  h.pid = pid;
   return h;
 }
 
@@ -31,7 +32,7 @@ TEST_CASE("agent roster: who may join, and why not") {
   };
   const row refused[] = {
       {hello("a2", "g2", "9.9.9"), "Troupe version 9.9.9 cannot join version 1.2.3"},
-      {hello("a1", "g2"), "an agent named 'a1' has joined already"},
+      {hello("a1", "g2", "1.2.3", 8), "an agent named 'a1' has joined already"},
       {hello("a2", "g1"), "group 'g1' is hosted already by agent 'a1'"},
       {hello("", "g2"), "agent name"},
       {hello("a2", "g/2"), "group name"},
@@ -53,6 +54,37 @@ TEST_CASE("agent roster: who may join, and why not") {
   const auto again = r.join(hello("a1", "g1"));
   CHECK(again.accepted);
   CHECK(again.member == 2);
+}
+
+TEST_CASE("agent roster: the same agent joining again replaces its earlier membership") {
+  agent_roster r("1.2.3");
+  const auto first = r.join(hello("a1", "g1"));
+  REQUIRE(first.accepted);
+  REQUIRE(r.join(hello("b1", "g2")).accepted);
+  // Its first answer came too late for the agent, which started over: same host and process.
+  std::optional<troupe::actors::joined_agent> replaced;
+  const auto again = r.join(hello("a1", "g1"), &replaced);
+  REQUIRE(again.accepted);
+  CHECK(again.member == 3);
+  REQUIRE(replaced);
+  CHECK(replaced->member == first.member);
+  CHECK(r.size() == 2);
+  CHECK_FALSE(r.leave(first.member));
+  // Another process under that name is still refused, and replaces nothing.
+  replaced.reset();
+  const auto other = r.join(hello("a1", "g1", "1.2.3", 99), &replaced);
+  CHECK_FALSE(other.accepted);
+  CHECK(other.reason.find("has joined already") != std::string::npos);
+  CHECK_FALSE(replaced);
+  // A refused rejoin (here: a group it may not host) keeps the earlier membership.
+  auto moved = hello("a1", "g2");
+  CHECK_FALSE(r.join(moved, &replaced).accepted);
+  CHECK_FALSE(replaced);
+  CHECK(r.size() == 2);
+  // Without a process id (not a real agent) a name is never taken for the same agent.
+  auto anon = hello("c1", "g3", "1.2.3", 0);
+  REQUIRE(r.join(anon).accepted);
+  CHECK_FALSE(r.join(hello("c1", "g4", "1.2.3", 0)).accepted);
 }
 
 TEST_CASE("agent roster: a join ticket works once, for the agent it was issued to") {
