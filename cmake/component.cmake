@@ -10,6 +10,13 @@ set(TROUPE_WARNINGS -Wall -Wextra)
 # the optimizer loops (they run on the critical path of every synchronous step).
 add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fno-math-errno>)
 
+# Test executables compile at -Og: a test file's own code is set-up and assertions, while the
+# code under test is the libraries', optimized as configured. Most of a test file's compile time
+# is CAF's and doctest's templates, which -Og builds in about 60% of -O3's time (measured on
+# actors/task_manager.test.cpp: 12.7 s against 21.7 s); over the 106 test files that is most of
+# a minute and a half of a clean build on two cores.
+set(TROUPE_TEST_OPTIMIZE $<$<NOT:$<CONFIG:Debug>>:-Og>)
+
 add_library(troupe_doctest_main OBJECT ${CMAKE_SOURCE_DIR}/cmake/doctest_main.cpp)
 target_include_directories(troupe_doctest_main PUBLIC ${DOCTEST_INCLUDE_DIR})
 
@@ -55,7 +62,7 @@ function(troupe_component name dir)
     string(REPLACE "/" "_" _id ${_id})
     add_executable(test_${_id} ${t} $<TARGET_OBJECTS:troupe_doctest_main>)
     target_include_directories(test_${_id} PRIVATE ${DOCTEST_INCLUDE_DIR})
-    target_compile_options(test_${_id} PRIVATE ${TROUPE_WARNINGS})
+    target_compile_options(test_${_id} PRIVATE ${TROUPE_WARNINGS} ${TROUPE_TEST_OPTIMIZE})
     target_link_libraries(test_${_id} PRIVATE ${name})
     add_test(NAME ${_id} COMMAND test_${_id} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
     # A test file whose assertions measure speed or time says so on a line of its own,
