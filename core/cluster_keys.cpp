@@ -80,6 +80,22 @@ std::vector<std::string> local_names() {
   return out;
 }
 
+// The names of the control certificate a new one replaces, kept: `troupe serve` opens the keys
+// for its API's address and again for the agents' port, and `troupe token` or a second control
+// process on the directory opens them too; each would otherwise drop names the others serve.
+// Only a certificate this CA issued for this key counts: a stale or foreign one adds nothing.
+// Removing the file starts over from the current names.
+std::vector<std::string> names_kept(const cluster_keys& k, const std::string& control_key) {
+  if (!fs::exists(k.control_cert_path)) return {};
+  try {
+    const auto before = read_file_text(k.control_cert_path);
+    if (!pki::key_matches(control_key, before)) return {};
+    return pki::verify(before, k.ca.cert_pem, pki::role::control).names;
+  } catch (const input_error&) {
+    return {};
+  }
+}
+
 }  // namespace
 
 std::string default_state_dir(const std::string& flag_value) {
@@ -143,6 +159,7 @@ cluster_keys open_cluster_keys(const std::string& state_dir, std::vector<std::st
   if (!fs::exists(k.control_key_path)) write_private_file(k.control_key_path, pki::make_key());
   const std::string control_key = read_private_file(k.control_key_path);
   for (auto& n : local_names()) names.push_back(n);
+  for (auto& n : names_kept(k, control_key)) names.push_back(n);
   // Names a peer dials that this host cannot know: a Kubernetes Service, a load balancer.
   if (const auto extra = process_env()("TROUPE_CERT_NAMES")) {
     std::stringstream list(*extra);

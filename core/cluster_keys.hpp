@@ -6,6 +6,7 @@
 //   STATE/tls/ca.crt     the CA's certificate: what agents and clients trust
 //   STATE/tls/control.*  the control process's key (0600) and certificate, the certificate
 //                        issued anew at each start for this host's current names and addresses
+//                        and the names of the one it replaces
 //
 // A second control process on the same state directory (`troupe run --listen` beside `troupe
 // serve`) uses the same credentials: creation is under a file lock. On the machine of the
@@ -27,7 +28,8 @@ struct cluster_keys {
 
 // Loads the credentials under `state_dir`, making what is missing, and issues the control
 // certificate for `names` (host names and addresses peers may reach it by; this host's names,
-// its interfaces' addresses, loopback and the comma-separated TROUPE_CERT_NAMES are added).
+// its interfaces' addresses, loopback, the comma-separated TROUPE_CERT_NAMES and the names of
+// the control certificate there, when this CA issued it for this key, are added).
 // Registers the token as a secret (never printed). input_error naming the file when one is
 // unreadable, unsafe (readable by others) or not what it should be; runtime_failure when the
 // directory cannot be written.

@@ -141,6 +141,31 @@ cert_ptr build(EVP_PKEY* pub, const std::string& common_name, X509* ca_cert, EVP
   return c;
 }
 
+// The subject-alternative names, host names and addresses, in the certificate's order.
+std::vector<std::string> alt_names(X509* c) {
+  std::vector<std::string> out;
+  auto* names =
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(c, NID_subject_alt_name, nullptr, nullptr));
+  if (!names) return out;
+  for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+    const GENERAL_NAME* g = sk_GENERAL_NAME_value(names, i);
+    if (g->type == GEN_DNS) {
+      const auto* s = g->d.dNSName;
+      out.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                       static_cast<std::size_t>(ASN1_STRING_length(s)));
+    } else if (g->type == GEN_IPADD) {
+      const auto* s = g->d.iPAddress;
+      const int len = ASN1_STRING_length(s);
+      char text[INET6_ADDRSTRLEN] = {};
+      if ((len == 4 || len == 16) &&
+          inet_ntop(len == 4 ? AF_INET : AF_INET6, ASN1_STRING_get0_data(s), text, sizeof text))
+        out.emplace_back(text);
+    }
+  }
+  GENERAL_NAMES_free(names);
+  return out;
+}
+
 const char* extended_usage(role r) {
   return r == role::control ? "serverAuth" : "clientAuth";
 }
@@ -218,6 +243,7 @@ certificate_info inspect(const std::string& pem) {
   certificate_info info;
   info.common_name = name_entry(X509_get_subject_name(c.get()), NID_commonName);
   info.issuer = name_entry(X509_get_issuer_name(c.get()), NID_commonName);
+  info.names = alt_names(c.get());
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   X509_digest(c.get(), EVP_sha256(), md, &n);

@@ -31,7 +31,8 @@ std::string make_request(const std::string& key_pem, const std::string& common_n
 struct certificate_info {
   std::string common_name;
   std::string issuer;
-  std::string fingerprint;  // SHA-256 of the DER, hex
+  std::string fingerprint;         // SHA-256 of the DER, hex
+  std::vector<std::string> names;  // subject-alternative host names and addresses
 };
 
 // Signs `request_pem` with the CA: a certificate for the request's public key (after checking

@@ -24,9 +24,12 @@ TEST_CASE("a certificate signed from a request verifies against its CA only, in 
   // An agent's certificate cannot act as the control process (server) certificate.
   CHECK_THROWS_AS(pki::verify(cert, ca.cert_pem, pki::role::control), input_error);
 
-  const auto control =
-      pki::issue(ca, pki::make_key(), "control", pki::role::control, {"127.0.0.1", "localhost"}, 1);
-  CHECK(pki::verify(control, ca.cert_pem, pki::role::control).common_name == "control");
+  CHECK(info.names.empty());
+  const auto control = pki::issue(ca, pki::make_key(), "control", pki::role::control,
+                                  {"127.0.0.1", "localhost", "::1"}, 1);
+  const auto control_info = pki::verify(control, ca.cert_pem, pki::role::control);
+  CHECK(control_info.common_name == "control");
+  CHECK(control_info.names == std::vector<std::string>{"127.0.0.1", "localhost", "::1"});
   CHECK_THROWS_AS(pki::verify(control, ca.cert_pem, pki::role::agent), input_error);
 }
 
