@@ -12,6 +12,12 @@ bool is_name(const std::string& s) {
   });
 }
 
+// A hello from the process of a joined agent, under its name: that agent starting over. Without
+// a process id (not a real agent) a name is never taken for the same agent.
+bool same_agent(const msg::agent_hello& joined, const msg::agent_hello& h) {
+  return h.pid > 0 && joined.pid == h.pid && joined.host == h.host && joined.name == h.name;
+}
+
 }  // namespace
 
 msg::agent_answer agent_roster::join(const msg::agent_hello& h,
@@ -52,7 +58,7 @@ msg::agent_answer agent_roster::join(const msg::agent_hello& h,
   auto earlier = agents_.end();
   for (auto it = agents_.begin(); it != agents_.end(); ++it) {
     const auto& j = *it;
-    if (j.hello.name == h.name && j.hello.host == h.host && h.pid > 0 && j.hello.pid == h.pid) {
+    if (same_agent(j.hello, h)) {
       earlier = it;
       continue;
     }
