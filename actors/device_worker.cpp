@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <utility>
 
 #include "actors/allreduce_step.hpp"
 #include "actors/checkpoint_state.hpp"
@@ -19,40 +20,36 @@
 namespace troupe::actors {
 namespace {
 
-// Copies rows idx[0..count) of `d` into contiguous buffers and returns the batch over them.
-models::batch gather(worker_state& st, const data::dataset& d, const std::int64_t* idx,
-                     std::size_t count) {
+// Copies rows idx[0..count) of `d` into `rows`.
+void gather(gathered_rows& rows, const data::dataset& d, const std::int64_t* idx,
+            std::size_t count) {
   const std::size_t f = d.features();
-  st.x.resize(count * f);
+  rows.x.resize(count * f);
   for (std::size_t i = 0; i < count; ++i)
-    std::memcpy(st.x.data() + i * f, d.row(static_cast<std::size_t>(idx[i])), f * sizeof(float));
-  models::batch b;
-  b.x = st.x.data();
-  b.size = count;
+    std::memcpy(rows.x.data() + i * f, d.row(static_cast<std::size_t>(idx[i])), f * sizeof(float));
+  rows.labels.clear();
   if (!d.labels.empty()) {
-    st.labels.resize(count);
+    rows.labels.resize(count);
     for (std::size_t i = 0; i < count; ++i)
-      st.labels[i] = d.labels[static_cast<std::size_t>(idx[i])];
-    b.labels = st.labels.data();
+      rows.labels[i] = d.labels[static_cast<std::size_t>(idx[i])];
   }
+  rows.targets.clear();
   if (!d.targets.empty()) {
-    st.targets.resize(count);
+    rows.targets.resize(count);
     for (std::size_t i = 0; i < count; ++i)
-      st.targets[i] = d.targets[static_cast<std::size_t>(idx[i])];
-    b.targets = st.targets.data();
+      rows.targets[i] = d.targets[static_cast<std::size_t>(idx[i])];
   }
-  return b;
 }
 
 // data.priority: the slice's importance weights and indices (cleared when the plan has none).
-void gather_priority(worker_state& st, const msg::index_list& idx, std::int64_t offset,
+void gather_priority(gathered_rows& rows, const msg::index_list& idx, std::int64_t offset,
                      std::int64_t count) {
-  st.weights.clear();
-  st.slice_indices.clear();
+  rows.weights.clear();
+  rows.indices.clear();
   if (idx.weights.size() != idx.size()) return;
   const auto first = static_cast<std::size_t>(offset), n = static_cast<std::size_t>(count);
-  st.weights.assign(idx.weights.begin() + first, idx.weights.begin() + first + n);
-  st.slice_indices.assign(idx.begin() + first, idx.begin() + first + n);
+  rows.weights.assign(idx.weights.begin() + first, idx.weights.begin() + first + n);
+  rows.indices.assign(idx.begin() + first, idx.begin() + first + n);
 }
 
 // A contiguous range of rows needs no index list: the batch points into the dataset itself.
@@ -180,13 +177,13 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   // gets its replica anew, which drops that.
   if (st.in_agent && st.computed_step == cmd.step) st.in_agent->desync();
   models::batch b;
-  b.x = st.x.data();
+  b.x = st.rows.x.data();
   b.size = static_cast<std::size_t>(cmd.count);
-  if (!st.labels.empty()) b.labels = st.labels.data();
-  if (!st.targets.empty()) b.targets = st.targets.data();
-  const bool prioritised = !st.weights.empty();
+  if (!st.rows.labels.empty()) b.labels = st.rows.labels.data();
+  if (!st.rows.targets.empty()) b.targets = st.rows.targets.data();
+  const bool prioritised = !st.rows.weights.empty();
   if (prioritised) {
-    b.weights = st.weights.data();
+    b.weights = st.rows.weights.data();
     st.sample_loss.assign(b.size, 0.0f);
     b.sample_loss = st.sample_loss.data();
   }
@@ -238,7 +235,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
     self->send(job, done, grad);
   if (prioritised && st.setup->distributor) {
     auto l = std::make_shared<msg::sample_loss_list>();
-    l->indices = st.slice_indices;
+    l->indices = st.rows.indices;
     l->losses = st.sample_loss;
     self->send(st.setup->distributor,
                msg::sample_losses{cmd.job, cmd.generation, cmd.step, st.rank},
@@ -359,14 +356,16 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
         if (cmd.generation > st.gate.generation()) st.parked.reset();
         if (!st.gate.follow(cmd)) return;
         stopwatch sw;
-        gather(st, *st.setup->data.train, indices->data() + cmd.offset,
+        gather(st.rows, *st.setup->data.train, indices->data() + cmd.offset,
                static_cast<std::size_t>(cmd.count));
-        gather_priority(st, *indices, cmd.offset, cmd.count);
+        gather_priority(st.rows, *indices, cmd.offset, cmd.count);
         const double gather_s = sw.seconds();
         const auto version = st.setup->params->version.load();
         if (version == cmd.version) {
           compute(self, job, cmd, gather_s, false);
         } else if (version + 1 == cmd.version) {
+          // Its rows move aside: a slice computed before its go_step gathers into `rows`.
+          std::swap(st.rows, st.parked_rows);
           st.parked = cmd;
           st.parked_gather_seconds = gather_s;
         } else {
@@ -382,6 +381,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
           return;
         const auto cmd = *st.parked;
         st.parked.reset();
+        std::swap(st.rows, st.parked_rows);
         compute(self, job, cmd, st.parked_gather_seconds, true);
       },
       // sync: allreduce: reduce with the other members, apply this replica's optimizer.

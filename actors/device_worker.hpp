@@ -18,7 +18,9 @@
 //      eval_done / probe_done. A command of another generation is dropped and counted (stale).
 //      A compute_cmd for the NEXT parameter version (sent early, while the shards still apply
 //      the previous step) is gathered at once and parked; go_step(step) computes it. So the
-//      gather is off the step's critical path.
+//      gather is off the step's critical path. The parked slice keeps its rows in a buffer of
+//      its own: a slice computed while it waits (a step that runs again after a failure, whose
+//      commands may come after the next step's early ones) must not overwrite them.
 //   3. the device or model cannot be built: quit with an input failure; the group supervisor
 //      sees the down message and reports worker_down(kind = input) to the job.
 //   4. exit from the supervisor (release) or a failure while computing: the supervisor reports
@@ -37,6 +39,16 @@ struct replica_optimizer;  // actors/allreduce_step.hpp
 struct local_replica;      // actors/local_step.hpp
 class agent_replica;       // actors/remote_device.hpp
 
+// The rows of one slice, copied out of the dataset in the slice's order.
+struct gathered_rows {
+  std::vector<float> x;
+  std::vector<std::int32_t> labels;
+  std::vector<float> targets;
+  // data.priority: the slice's importance weights and indices (empty without priority).
+  std::vector<float> weights;
+  std::vector<std::int64_t> indices;
+};
+
 struct worker_state {
   static inline const char* name = "device_worker";
   generation_gate gate;
@@ -45,15 +57,11 @@ struct worker_state {
   std::unique_ptr<devices::device> device;
   std::unique_ptr<models::model> model;
   std::shared_ptr<std::vector<float>> grad;  // reused every step (the job holds it until applied)
-  std::vector<float> x;                      // gathered rows of the slice
-  std::vector<std::int32_t> labels;
-  std::vector<float> targets;
-  // data.priority: the slice's importance weights and indices, and the per-sample losses that go
-  // back to the distributor.
-  std::vector<float> weights;
-  std::vector<std::int64_t> slice_indices;
+  gathered_rows rows;                        // the slice computed next
+  // data.priority: the per-sample losses that go back to the distributor.
   std::vector<float> sample_loss;
   std::optional<msg::compute_cmd> parked;  // gathered, waiting for its parameter version
+  gathered_rows parked_rows;               // its rows (swapped with `rows`, never copied)
   double parked_gather_seconds = 0.0;
   // sync: allreduce: this worker's optimizer replica, and which step its gradient holds.
   std::shared_ptr<replica_optimizer> replica;
