@@ -79,8 +79,38 @@ struct job_service::state {
         if (j.seq < sj.seq && (j.name == dep || j.id == dep)) newest = &j;
       if (newest) dep = newest->id;
     }
+    // A dependency the store holds as completed is met now. The runtime knows only the jobs of
+    // this service's life: after a restart it would wait for one that completed before it.
+    job.after.erase(std::remove_if(job.after.begin(), job.after.end(),
+                                   [&](const std::string& dep) {
+                                     const auto* j = find(all, dep);
+                                     return j && j->state == "completed";
+                                   }),
+                    job.after.end());
     job.name = sj.id;
     return job;
+  }
+
+  static const stored_job* find(const std::vector<stored_job>& all, const std::string& id) {
+    for (const auto& j : all)
+      if (j.id == id) return &j;
+    return nullptr;
+  }
+
+  // The materialized job of `sj` goes to the runtime, unless a dependency ended without
+  // completing (the store says so; the runtime may not know it after a restart): then it is
+  // cancelled, as the runtime would cancel it.
+  void submit_stored(const stored_job& sj, config::job_config job,
+                     const std::vector<stored_job>& all) {
+    for (const auto& dep : job.after) {
+      const auto* j = find(all, dep);
+      if (j && has_ended(j->state)) {
+        store->finish(sj.id, "cancelled", "",
+                      "job '" + dep + "' it depends on did not complete (" + j->state + ")");
+        return;
+      }
+    }
+    rt->submit(std::move(job));
   }
 
   void on_end(const job_report& r) {
@@ -103,7 +133,9 @@ struct job_service::state {
         store->set_state(r.name, "queued", "its start failed; submitted again");
         live.forget(r.name);
         // submit() only sends to the task manager: safe on the runtime's metrics thread.
-        rt->submit(materialize(*store->get(r.name), store->list()));
+        const auto all = store->list();
+        const auto sj = *store->get(r.name);
+        submit_stored(sj, materialize(sj, all), all);
         return;
       }
     }
@@ -199,7 +231,7 @@ job_service::job_service(service_options o) : st_(std::make_unique<state>()) {
                             "was " + sj.state + " when the service stopped; resumes from its " +
                                 "newest checkpoint");
       st.store->add_event(sj.id, "recovered", "submitted again after a service start");
-      st.rt->submit(std::move(job));
+      st.submit_stored(sj, std::move(job), all);
     } catch (const input_error& e) {
       st.store->finish(sj.id, "failed", "", std::string("cannot be submitted again: ") + e.what());
     }
@@ -247,7 +279,7 @@ std::vector<stored_job> job_service::add_jobs(const std::string& yaml, const std
   }
   const auto added = st.store->add(std::move(rows));
   const auto all = st.store->list();
-  for (const auto& sj : added) st.rt->submit(st.materialize(sj, all));
+  for (const auto& sj : added) st.submit_stored(sj, st.materialize(sj, all), all);
   return added;
 }
 

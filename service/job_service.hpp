@@ -12,6 +12,9 @@
 //   running         -> submitted again; it resumes from its newest checkpoint (a job whose sync
 //                      mode takes none starts over, and its history shows both starts);
 //   ended           -> kept: its report is still served.
+// `after:` is settled against the database too, ended jobs included: a dependency that completed
+// (in this service's life or an earlier one) is met; one that failed, was cancelled or was
+// interrupted cancels the job that waits for it.
 // A stop (SIGTERM: stop()) drains the running jobs to a checkpoint and leaves them queued, so the
 // next start resumes them.
 //

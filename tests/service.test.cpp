@@ -62,7 +62,9 @@ TEST_CASE("serve with three agents: priorities, after:, logs --follow and cancel
   CHECK(svc.last_err().find("no job 'nope-9'") != std::string::npos);
 }
 
-TEST_CASE("serve killed with SIGKILL while two jobs run: both resume from their checkpoints") {
+TEST_CASE(
+    "serve killed with SIGKILL while three jobs run: each resumes from its checkpoint, and one "
+    "whose dependency completed before the kill is not held back by it") {
   service svc("crash");
   svc.start();
   auto agent = svc.agent("a1");
@@ -72,10 +74,17 @@ TEST_CASE("serve killed with SIGKILL while two jobs run: both resume from their 
   CHECK(waited == 0);
   CHECK(said == "early-1\nearly-1: completed\n");
   const std::string done = "early-1";
-  const auto ids =
-      svc.submit("jobs:\n" + job_yaml("inproc", "s1", 600, "    checkpoint: {every_steps: 20}\n") +
-                 job_yaml("remote", "a1", 600, "    checkpoint: {every_steps: 20}\n"));
+  auto ids = svc.submit(
+      "jobs:\n" + job_yaml("inproc", "s1", 600, "    checkpoint: {every_steps: 20}\n") +
+      job_yaml("remote", "a1", 600, "    checkpoint: {every_steps: 20}\n") +
+      job_yaml("first", "s2", 10) +
+      job_yaml("second", "s2", 600, "    after: first\n    checkpoint: {every_steps: 20}\n"));
+  REQUIRE(ids == std::vector<std::string>{"inproc-2", "remote-3", "first-4", "second-5"});
+  const std::string first = ids[2];
+  ids.erase(ids.begin() + 2);
+  // `second` runs once `first` completed; the restart must not wait for `first` again.
   for (const auto& id : ids) REQUIRE(svc.wait_state(id, "running", 60, 60));
+  REQUIRE(svc.job(first).at("state") == "completed");
   svc.process().kill(SIGKILL);
   // The checkpoints on disk when it died.
   std::map<std::string, std::int64_t> newest;
@@ -101,6 +110,7 @@ TEST_CASE("serve killed with SIGKILL while two jobs run: both resume from their 
                << j.at("report").at("steps") << ", starts " << starts_of(j));
     CHECK(j.at("report").at("faults").at("lost_steps") == 0);
   }
+  CHECK(starts_of(svc.job(first)) == 1);
   // What finished before the crash is still served, report and all.
   const auto early = svc.job(done);
   CHECK(early.at("state") == "completed");
