@@ -105,7 +105,8 @@ void membership_start(job_self self) {
     names.push_back(w.name);
     groups.push_back(w.group);
   }
-  st.mem = membership(std::move(names), std::move(groups), st.launch.step_deadline_seconds);
+  st.mem = membership(std::move(names), std::move(groups), st.launch.step_deadline_seconds,
+                      st.launch.cfg.hang_floor_s);
 }
 
 void arm_deadline(job_self self) {

@@ -9,7 +9,7 @@
 namespace troupe::actors {
 
 membership::membership(std::vector<std::string> names, std::vector<std::string> groups,
-                       double watchdog_seconds)
+                       double watchdog_seconds, double floor_seconds)
     : names_(std::move(names)), groups_(std::move(groups)) {
   if (names_.size() != groups_.size())
     throw std::invalid_argument("membership: names and groups differ in length");
@@ -20,6 +20,7 @@ membership::membership(std::vector<std::string> names, std::vector<std::string> 
   added_.assign(n, false);
   policies::deadline_params dp;
   dp.initial_seconds = std::min(dp.initial_seconds, watchdog_seconds);
+  dp.floor_seconds = floor_seconds;
   deadline_ = policies::step_deadline(dp);
 }
 

@@ -102,9 +102,9 @@ struct down_event {
 class membership {
  public:
   // Per rank: its worker's name (GROUP/INDEX) and group. `watchdog_seconds` caps the first
-  // step deadline.
+  // step deadline; no deadline is below `floor_seconds` (the job's supervision.hang_floor_s).
   membership(std::vector<std::string> names, std::vector<std::string> groups,
-             double watchdog_seconds);
+             double watchdog_seconds, double floor_seconds = 0.5);
   membership() = default;
 
   std::size_t size() const { return status_.size(); }

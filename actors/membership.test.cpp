@@ -218,3 +218,16 @@ TEST_CASE("a device added to a running job waits for its worker, then joins at a
   REQUIRE(again);
   CHECK(again->log[0] == "worker late/0 restarted: joins at the next step");
 }
+
+TEST_CASE("the step deadline never drops below the job's hang floor") {
+  // Steps of 10 ms: 4 x their 95th percentile is 40 ms, below either floor.
+  for (const double floor : {0.5, 2.5}) {
+    membership m({"cpu/0", "cpu/1"}, {"cpu", "cpu"}, 10.0, floor);
+    for (std::int64_t s = 0; s < 20; ++s) {
+      m.begin_step(s, {8, 8});
+      CHECK(m.accept(0, grad(), 0.01));
+      CHECK(m.accept(1, grad(), 0.01));
+    }
+    CHECK(m.deadline_seconds() == floor);
+  }
+}

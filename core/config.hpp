@@ -151,6 +151,10 @@ struct job_config {
   // then the worker's share migrates (policies::restart_limits).
   int max_restarts = 3;
   double restart_window = 60.0;
+  // The step deadline's floor (supervision.hang_floor_s): a worker silent past max(this, 4 x the
+  // 95th percentile of recent steps) is declared hung. Raise it where steps are short but a
+  // stall of the host (swapping, a noisy neighbour) must not count as a hang.
+  double hang_floor_s = 0.5;
   std::optional<elastic_config> elastic;
 };
 

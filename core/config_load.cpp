@@ -315,9 +315,10 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
   if (const auto s = v.sub("supervision")) {
     s->integer("max_restarts", j.max_restarts, non_negative);
     s->number("restart_window", j.restart_window, positive);
+    s->number("hang_floor_s", j.hang_floor_s, positive);
     for (const auto& kv : s->self()) {
       const std::string key = kv.first.Scalar();
-      if (key == "max_restarts" || key == "restart_window") continue;
+      if (key == "max_restarts" || key == "restart_window" || key == "hang_floor_s") continue;
       // The schema's key list has admitted only failure class names here.
       j.supervision[*parse_name<failure_class>(key)] =
           cx.as_enum<failure_policy>(kv.second, s->path(key));

@@ -91,7 +91,8 @@ TEST_CASE("every key of the schema is read into its field") {
     faults:
       - {step: 5, action: slow, target: cpu/1, factor: 4, until_step: 9}
       - {step: 7, action: kill, target: cpu/0, phase: reduce}
-    supervision: {crash: migrate, hang: fail-job, max_restarts: 5, restart_window: 30}
+    supervision: {crash: migrate, hang: fail-job, max_restarts: 5, restart_window: 30,
+                  hang_floor_s: 2.5}
   - name: b
     after: [a]
     data:
@@ -135,9 +136,11 @@ TEST_CASE("every key of the schema is read into its field") {
   CHECK(a.supervision.size() == 2);  // the limits are not classes
   CHECK(a.max_restarts == 5);
   CHECK(a.restart_window == 30.0);
+  CHECK(a.hang_floor_s == 2.5);
   const auto& b = rc.jobs[1];
   CHECK(b.max_restarts == 3);
   CHECK(b.restart_window == 60.0);
+  CHECK(b.hang_floor_s == 0.5);
   CHECK(b.after == std::vector<std::string>{"a"});
   CHECK(b.data.generator == troupe::synthetic_kind::linear);
   CHECK(b.data.synthetic_samples == 500);
@@ -378,6 +381,10 @@ TEST_CASE("enum values and numbers out of range, and keys that need another") {
        "14: jobs[0].supervision.max_restarts:", ">= 0"},
       {base + "    supervision: {restart_window: 0}\n",
        "14: jobs[0].supervision.restart_window:", "positive"},
+      {base + "    supervision: {hang_floor_s: 0}\n",
+       "14: jobs[0].supervision.hang_floor_s:", "positive"},
+      {base + "    supervision: {hang_floor_s: .nan}\n",
+       "14: jobs[0].supervision.hang_floor_s:", ""},
       {base + "  - name: b\n    data: {dataset: imagenet}\n",
        "15: jobs[1].data.dataset:", "fashion-mnist"},
       {base + "    faults: [{step: 1, action: explode, target: cpu}]\n",

@@ -17,7 +17,7 @@ namespace {
 // A failure class's policy, or the restart intensity.
 std::vector<std::string> supervision_keys() {
   auto keys = all_names<failure_class>();
-  keys.insert(keys.end(), {"max_restarts", "restart_window"});
+  keys.insert(keys.end(), {"max_restarts", "restart_window", "hang_floor_s"});
   return keys;
 }
 
