@@ -35,7 +35,17 @@ std::optional<job_snapshot> checkpoint_resume(job_self self, std::size_t param_c
   if (st.launch.resume_dir.empty()) return std::nullopt;
   const checkpoint_store store(job_dir(st.launch.resume_dir, cfg.name), 0);
   load_result found = store.load_newest_valid();
+  // A newer build's checkpoint: resuming behind it (from an older file, or fresh) would lose
+  // its steps without a word.
+  for (const auto& k : found.skipped)
+    if (k.other_version)
+      throw input_error("--resume: " + k.path + ": " + k.reason +
+                        "; resume it with the build that wrote it, or move it away");
   if (!found.loaded) {
+    // Files that are all damaged: asked to resume, the job does not silently start over.
+    if (!found.skipped.empty())
+      throw input_error("--resume: " + found.summary +
+                        "; move the damaged files away to start fresh");
     log(self, "resume: " + found.summary + "; starting fresh");
     return std::nullopt;
   }

@@ -23,6 +23,8 @@ namespace fs = std::filesystem;
 
 constexpr char magic[8] = {'T', 'R', 'P', 'C', 'K', 'P', 'T', '1'};
 constexpr std::uint32_t format_version = 1;
+// The start of the read error for another format version (load_newest_valid classifies by it).
+constexpr const char* unsupported_version = "unsupported format version ";
 constexpr std::size_t header_bytes = 32;
 constexpr std::size_t checksum_bytes = 8;
 constexpr const char* name_prefix = "ckpt-";
@@ -276,7 +278,7 @@ checkpoint parse_checkpoint(const std::uint8_t* data, std::size_t size, const st
   if (std::memcmp(data, magic, 8) != 0) fail("bad magic (not a Troupe checkpoint)");
   const std::uint32_t version = get_u32(&data[8]);
   if (version != format_version)
-    fail("unsupported format version " + std::to_string(version) + " (this build reads " +
+    fail(unsupported_version + std::to_string(version) + " (this build reads " +
          std::to_string(format_version) + ")");
   const std::uint32_t count = get_u32(&data[12]);
   const std::uint64_t total = get_u64(&data[24]);
@@ -399,7 +401,7 @@ load_result checkpoint_store::load_newest_valid() const {
       // The message already starts with the path; keep only the reason.
       std::string why = e.what();
       if (why.rfind(it->path + ": ", 0) == 0) why = why.substr(it->path.size() + 2);
-      r.skipped.push_back({it->path, why});
+      r.skipped.push_back({it->path, why, why.rfind(unsupported_version, 0) == 0});
     }
   }
   std::ostringstream s;

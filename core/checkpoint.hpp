@@ -110,6 +110,9 @@ checkpoint parse_checkpoint(const std::uint8_t* data, std::size_t size, const st
 struct skipped_checkpoint {
   std::string path;
   std::string reason;  // the read error, e.g. "checksum mismatch (stored ..., computed ...)"
+  // Written in a format version this build does not read (by a newer build): never damage, so a
+  // resume must not pass over it to an older file.
+  bool other_version = false;
 };
 
 struct load_result {

@@ -133,6 +133,34 @@ TEST_CASE("a corrupt newest checkpoint is skipped and the previous one used") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("a resume with only damaged checkpoints, or a newer format's, is refused") {
+  const auto dir = scratch("damaged");
+  REQUIRE(run(config_text(20, ps(1), dir.string())).status == troupe::job_status::completed);
+  const troupe::checkpoint_store store((dir / "rs").string(), 0);
+  const auto files = store.list();
+  REQUIRE(files.size() == 2);
+  // The newest in another format version (a newer build wrote it): the older valid one is not
+  // taken.
+  flip_byte(files.back().path, 8);
+  const auto newer = run(config_text(30, ps(1), ""), dir.string());
+  CHECK(newer.status == troupe::job_status::failed);
+  CHECK(newer.bad_input);
+  CHECK(newer.steps == 0);
+  CAPTURE(newer.error);
+  CHECK(newer.error.find(files.back().path) != std::string::npos);
+  CHECK(newer.error.find("unsupported format version") != std::string::npos);
+  // Every file torn: nothing to resume from, and the job does not start over on its own.
+  flip_byte(files.back().path, 8);  // its format version back
+  for (const auto& f : files) fs::resize_file(f.path, 100);
+  const auto torn = run(config_text(30, ps(1), ""), dir.string());
+  CHECK(torn.status == troupe::job_status::failed);
+  CHECK(torn.bad_input);
+  CHECK(torn.steps == 0);
+  CAPTURE(torn.error);
+  for (const auto& f : files) CHECK(torn.error.find(f.path + ": truncated") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a checkpoint of another config is refused; no checkpoint starts fresh") {
   const auto dir = scratch("refuse");
   REQUIRE(run(config_text(10, ps(1), dir.string())).status == troupe::job_status::completed);
