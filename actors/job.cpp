@@ -88,9 +88,11 @@ caf::message_handler common(job_self self) {
         if (admit_drain(self, m))
           finish(self, m.interrupt ? job_status::interrupted : job_status::cancelled);
       },
-      // Edge 7: outside RUNNING and DRAINING no worker failure can be handled.
+      // Edge 7: outside RUNNING and DRAINING a worker failure fails the job, but while it starts
+      // (spawning, probing) where the worker's supervision policy keeps the job going.
       [=](const msg::worker_down& m) {
         ++self->state.progress;
+        if (on_start_failure(self, m)) return;
         if (auto why = unhandled_failure(self, m))
           finish(self, job_status::failed, *why, m.bad_input);
       },
@@ -115,7 +117,9 @@ caf::message_handler stepping(job_self self) {
         checkpoint_part(self, m, part);
       },
       [=](const msg::ckpt_written& m) { checkpoint_written(self, m); },
-      [=](const msg::worker_ready& m) { on_restarted_ready(self, m); },
+      [=](const msg::worker_ready& m) {
+        on_restarted_ready(self, m, caf::actor_cast<caf::actor>(self->current_sender()));
+      },
       [=](const msg::worker_down& m) {
         ++self->state.progress;
         if (auto why = on_worker_down(self, m)) finish(self, job_status::failed, *why, m.bad_input);
@@ -129,7 +133,10 @@ caf::behavior behavior_of(job_self self, job_phase phase) {
     case job_phase::spawning:
       return common(self).or_else([=](const msg::worker_ready& m) { on_worker_ready(self, m); });
     case job_phase::probing:
-      return common(self).or_else([=](const msg::probe_done& m) { on_probe_done(self, m); });
+      return common(self).or_else(
+          [=](const msg::probe_done& m) { on_probe_done(self, m); },
+          // A worker lost while the job starts, restarted: it joins once the job runs.
+          [=](const msg::worker_ready& m) { on_worker_ready(self, m); });
     case job_phase::running:
       // Edge 6: finish the step in flight first.
       return stepping(self)

@@ -201,14 +201,14 @@ void declare_failed(job_self self, std::size_t rank, failure_class kind,
   self->send(supervisor_of(self, rank), f);
 }
 
-bool on_restarted_ready(job_self self, const msg::worker_ready& m) {
+bool on_restarted_ready(job_self self, const msg::worker_ready& m, const caf::actor& from) {
   auto& st = self->state;
   if (m.job != st.gate.job() || m.rank < 0 || static_cast<std::size_t>(m.rank) >= st.mem.size())
     return false;
   const auto c = st.mem.on_restarted_ready(m.rank, st.weights);
   if (!c) return false;
   auto& w = st.workers[static_cast<std::size_t>(m.rank)];
-  w.actor = caf::actor_cast<caf::actor>(self->current_sender());
+  w.actor = from;
   w.ready = true;
   w.capability = m.capability;
   ++st.progress;
@@ -216,6 +216,18 @@ bool on_restarted_ready(job_self self, const msg::worker_ready& m) {
   // A job paused below min_devices waits at the boundary: the worker joins now.
   if (st.paused) next_step(self);
   return true;
+}
+
+std::optional<std::string> replay_start_failures(job_self self) {
+  auto& st = self->state;
+  const auto downs = std::move(st.start_downs);
+  const auto readies = std::move(st.start_readies);
+  st.start_downs.clear();
+  st.start_readies.clear();
+  for (const auto& m : downs)
+    if (auto why = on_worker_down(self, m)) return why;
+  for (const auto& [m, from] : readies) on_restarted_ready(self, m, from);
+  return std::nullopt;
 }
 
 bool join_at_boundary(job_self self) {

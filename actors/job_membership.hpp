@@ -29,8 +29,12 @@ void on_step_timeout(job_self self, const msg::step_timeout& t);
 // Worker `rank` gave no answer in time (a hang): its supervisor stops it and decides, and the
 // job hears of it as of any failure (worker_down).
 void declare_failed(job_self self, std::size_t rank, failure_class kind, const std::string& reason);
-// A restarted incarnation's worker_ready; false when it is not one.
-bool on_restarted_ready(job_self self, const msg::worker_ready& m);
+// A restarted incarnation's worker_ready, sent by `from`; false when it is not one.
+bool on_restarted_ready(job_self self, const msg::worker_ready& m, const caf::actor& from);
+// Edge 3, once the membership exists: the failures held while the job started go through
+// on_worker_down, their restarted incarnations' ready messages through on_restarted_ready.
+// Returns the reason to fail the job, if one cannot be handled.
+std::optional<std::string> replay_start_failures(job_self self);
 // At a step boundary: restarted workers become members. True when the membership changed (the
 // plan of the step was requested again).
 bool join_at_boundary(job_self self);

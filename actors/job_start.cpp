@@ -10,12 +10,52 @@
 #include "actors/specs.hpp"
 #include "core/error.hpp"
 #include "core/fault_spec.hpp"
+#include "core/median.hpp"
 #include "core/rng.hpp"
 #include "devices/device.hpp"
 #include "policies/probe_pool.hpp"
 
 namespace troupe::actors {
 namespace {
+
+// Every probe answered, or its worker was lost: the split's weights, then RUNNING.
+void probes_done(job_self self) {
+  auto& st = self->state;
+  // A worker lost while the job starts has no figure: it takes the median of its group's
+  // answers, else of all answers (it joins later, or never, at that weight).
+  std::vector<double> answered;
+  for (double s : st.probe_seconds)
+    if (s > 0) answered.push_back(s);
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    if (st.probe_seconds[r] > 0) continue;
+    std::vector<double> group;
+    for (std::size_t q = 0; q < st.workers.size(); ++q)
+      if (st.probe_seconds[q] > 0 && st.workers[q].group == st.workers[r].group)
+        group.push_back(st.probe_seconds[q]);
+    st.probe_seconds[r] =
+        !group.empty() ? median(group) : (!answered.empty() ? median(answered) : 1e-3);
+  }
+  // A group's devices are identical, so they get one speed (policies/probe_pool.hpp); a cuda
+  // group may hold different GPU models, so each keeps its own.
+  std::vector<std::string> groups;
+  std::vector<bool> pooled;
+  for (const auto& w : st.workers) {
+    groups.push_back(w.group);
+    pooled.push_back(w.device != name_of(device_kind::cuda));
+  }
+  const auto speeds = policies::pool_probes_by_group(st.probe_seconds, groups, pooled);
+  std::string text = "probe (ms per sample):";
+  std::string per_group;
+  for (std::size_t r = 0; r < st.workers.size(); ++r) {
+    st.weights[r] = 1.0 / std::max(speeds[r], 1e-9);
+    text += " " + st.workers[r].name + "=" + std::to_string(st.probe_seconds[r] * 1e3);
+    if (pooled[r] && (r == 0 || groups[r - 1] != groups[r]))
+      per_group += " " + groups[r] + "=" + std::to_string(speeds[r] * 1e3);
+  }
+  if (!per_group.empty()) text += "; a group's median:" + per_group;
+  log(self, text);
+  start_running(self);
+}
 
 // Edge 2 / 2' once every worker is ready: where do the split weights come from?
 void choose_weights(job_self self) {
@@ -48,14 +88,21 @@ void choose_weights(job_self self) {
   }
   enter(self, job_phase::probing);
   st.answers = 0;
+  // 0: not answered yet; -1: lost while the job starts (probes_done gives it its group's figure).
   st.probe_seconds.assign(st.workers.size(), 0.0);
   for (std::size_t k = 0; k < st.workers.size(); ++k) {
+    if (st.workers[k].lost_at_start) {
+      st.probe_seconds[k] = -1.0;
+      ++st.answers;
+      continue;
+    }
     auto cmd = tagged<msg::probe_cmd>(self);
     cmd.rank = static_cast<std::int32_t>(k);
     cmd.batch = std::max<std::int64_t>(1, std::min<std::int64_t>(cfg.batch, 64));
     cmd.steps = 3;
     self->send(st.workers[k].actor, cmd);
   }
+  if (st.answers >= static_cast<int>(st.workers.size())) probes_done(self);
 }
 
 void maybe_all_ready(job_self self) {
@@ -267,38 +314,56 @@ void on_worker_ready(job_self self, const msg::worker_ready& m) {
   auto& st = self->state;
   if (!st.gate.admit(m) || m.rank < 0 || static_cast<std::size_t>(m.rank) >= st.workers.size())
     return;
+  ++st.progress;
+  // The restarted incarnation of a worker lost while the job starts: it joins as any restarted
+  // worker, once the job runs (replay_start_failures).
+  if (st.workers[static_cast<std::size_t>(m.rank)].lost_at_start) {
+    st.start_readies.emplace_back(m, caf::actor_cast<caf::actor>(self->current_sender()));
+    return;
+  }
+  if (st.phase != job_phase::spawning) return;
   st.workers[static_cast<std::size_t>(m.rank)].ready = true;
   st.workers[static_cast<std::size_t>(m.rank)].capability = m.capability;
-  ++st.progress;
   maybe_all_ready(self);
 }
 
 void on_probe_done(job_self self, const msg::probe_done& m) {
   auto& st = self->state;
-  if (!st.gate.admit(m)) return;
+  if (!st.gate.admit(m) || m.rank < 0 || static_cast<std::size_t>(m.rank) >= st.workers.size() ||
+      st.workers[static_cast<std::size_t>(m.rank)].lost_at_start)
+    return;
   st.probe_seconds[static_cast<std::size_t>(m.rank)] = m.seconds_per_sample;
   ++st.progress;
   if (++st.answers < static_cast<int>(st.workers.size())) return;
-  // A group's devices are identical, so they get one speed (policies/probe_pool.hpp); a cuda
-  // group may hold different GPU models, so each keeps its own.
-  std::vector<std::string> groups;
-  std::vector<bool> pooled;
-  for (const auto& w : st.workers) {
-    groups.push_back(w.group);
-    pooled.push_back(w.device != name_of(device_kind::cuda));
+  probes_done(self);
+}
+
+bool on_start_failure(job_self self, const msg::worker_down& m) {
+  auto& st = self->state;
+  if (st.phase != job_phase::spawning && st.phase != job_phase::probing) return false;
+  if (m.job != st.gate.job() || m.rank < 0 || static_cast<std::size_t>(m.rank) >= st.workers.size())
+    return false;
+  if (m.bad_input || m.action == failure_policy::fail_job || !st.sync ||
+      !st.sync->survives_member_loss())
+    return false;
+  auto& w = st.workers[static_cast<std::size_t>(m.rank)];
+  // A restarted incarnation lost again before the start: the earlier failure stands for both.
+  if (!w.lost_at_start) st.start_downs.push_back(m);
+  w.lost_at_start = true;
+  const auto r = static_cast<std::size_t>(m.rank);
+  const bool answered = st.phase == job_phase::probing && st.probe_seconds[r] > 0;
+  w.ready = true;  // nothing more to wait for from it before RUNNING
+  log(self, "worker " + w.name + " " + msg::cause_name(m) + " while the job starts: " + m.reason +
+                (m.decision.empty() ? "" : " (" + m.decision + ")") +
+                "; the job starts without it");
+  if (st.phase == job_phase::spawning) {
+    maybe_all_ready(self);
+  } else if (!answered) {
+    // Its probe will not come: it counts as answered, with its group's figure (probes_done).
+    st.probe_seconds[r] = -1.0;
+    if (++st.answers >= static_cast<int>(st.workers.size())) probes_done(self);
   }
-  const auto speeds = policies::pool_probes_by_group(st.probe_seconds, groups, pooled);
-  std::string text = "probe (ms per sample):";
-  std::string per_group;
-  for (std::size_t r = 0; r < st.workers.size(); ++r) {
-    st.weights[r] = 1.0 / std::max(speeds[r], 1e-9);
-    text += " " + st.workers[r].name + "=" + std::to_string(st.probe_seconds[r] * 1e3);
-    if (pooled[r] && (r == 0 || groups[r - 1] != groups[r]))
-      per_group += " " + groups[r] + "=" + std::to_string(speeds[r] * 1e3);
-  }
-  if (!per_group.empty()) text += "; a group's median:" + per_group;
-  log(self, text);
-  start_running(self);
+  return true;
 }
 
 }  // namespace troupe::actors

@@ -32,6 +32,9 @@ struct worker_slot {
   std::string device;
   caf::actor actor;
   bool ready = false;
+  // Lost while the job started (spawning, probing): its failure waits in
+  // job_state::start_downs for the membership, and the job starts without it.
+  bool lost_at_start = false;
   double capability = 1.0;
   std::int64_t samples = 0;
   std::int64_t steps = 0;
@@ -90,6 +93,11 @@ struct job_state {
   int answers = 0;      // probes / evaluations answered in the current phase
   int eval_expected = 0;
   std::vector<double> probe_seconds;
+  // Workers lost while the job started, whose supervision policy keeps the job (restart,
+  // migrate): their failures, and the ready messages of their restarted incarnations (with the
+  // incarnation), replayed once the membership exists (replay_start_failures).
+  std::vector<msg::worker_down> start_downs;
+  std::vector<std::pair<msg::worker_ready, caf::actor>> start_readies;
 
   // Steps.
   std::int64_t step = 0;  // the step in flight (= parameter version it reads)

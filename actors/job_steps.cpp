@@ -351,6 +351,12 @@ void start_running(job_self self) {
   self->send(st.distributor, upd);
   if (st.launch.cfg.data.split == split_kind::adaptive) start_rebalancer(self);
   st.sync->open_generation(self, st.gate.job(), st.gate.generation(), generation_of(self), true);
+  // Workers lost while the job started: now the membership decides (restart, migrate).
+  const bool lost_at_start = !st.start_downs.empty();
+  if (auto why = replay_start_failures(self)) {
+    finish(self, job_status::failed, *why);
+    return;
+  }
   leave_out_start(self);
   take_waiting_groups(self);
   st.clock.train_t0 = steady::now();
@@ -359,7 +365,8 @@ void start_running(job_self self) {
     evaluate(self);
     return;
   }
-  request_plan(self, st.step);
+  // A failure replayed above opened a generation, which asked for the plan already.
+  if (!lost_at_start) request_plan(self, st.step);
 }
 
 void on_step_plan(job_self self, msg::step_plan& plan, msg::local_ref<msg::index_list>& indices) {

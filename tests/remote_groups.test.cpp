@@ -68,7 +68,8 @@ struct run_result {
   std::vector<std::string> agent_log;  // the registry's and the child agents' lines
 };
 
-// Runs the config; at step `at` (if > 0) calls `hurt(pid of agent a)` once.
+// Runs the config; at step `at` (if > 0) calls `hurt(pid of agent a)` once; at `at` < 0, as
+// soon as agent a joins (while the job starts: the control process still loads the data).
 run_result run(const std::string& yaml, std::int64_t at = 0,
                const std::function<void(pid_t)>& hurt = {}) {
   troupe::runtime_options opts;
@@ -96,8 +97,13 @@ run_result run(const std::string& yaml, std::int64_t at = 0,
     const auto name_end = line.find(' ', 14);
     const auto pid_at = line.rfind("pid ");
     if (name_end == std::string::npos || pid_at == std::string::npos) return;
-    std::lock_guard<std::mutex> lock(mu);
-    pids[line.substr(14, name_end - 14)] = static_cast<pid_t>(std::stol(line.substr(pid_at + 4)));
+    const auto name = line.substr(14, name_end - 14);
+    const auto pid = static_cast<pid_t>(std::stol(line.substr(pid_at + 4)));
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      pids[name] = pid;
+    }
+    if (at < 0 && name == "a" && !hurt_once.exchange(true)) hurt(pid);
   });
   rt.on_metrics([&](const troupe::live_metrics& m) {
     if (at <= 0 || m.step < at || hurt_once.exchange(true)) return;
@@ -119,7 +125,7 @@ run_result run(const std::string& yaml, std::int64_t at = 0,
     FAIL(std::string(e.what()) << "; the job's last lines:" << tail);
   }
   REQUIRE(report.jobs.size() == 1);
-  if (at > 0) CHECK(hurt_once.load());
+  if (at != 0) CHECK(hurt_once.load());
   std::lock_guard<std::mutex> lock(mu);
   return {report.jobs[0], report.agents, log};
 }
@@ -326,6 +332,34 @@ TEST_CASE("an agent stopped with SIGSTOP for 5 s at step 50: the job completes w
     CHECK(hurt.job.faults.failures >= 1);
     check_same_model(hurt.job);
   }
+}
+
+TEST_CASE(
+    "an agent stopped with SIGSTOP, or killed, while the job starts: the job goes on by its "
+    "policy") {
+  const auto supervision = "{crash: migrate, hang: migrate, lost-group: migrate}";
+  // Before, a worker lost while the job spawned or probed its workers failed the job at step 0
+  // whatever its supervision said: here agent a does not answer the request to host a/0.
+  // Migrated now, a/0 never computes a step.
+  std::thread resume;
+  const auto stopped = run(config_text("separate", ps_sync, supervision), -1, [&](pid_t pid) {
+    ::kill(pid, SIGSTOP);
+    resume = std::thread([pid] {
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      ::kill(pid, SIGCONT);
+    });
+  });
+  if (resume.joinable()) resume.join();
+  check_completed(stopped.job);
+  CHECK(stopped.job.faults.failures >= 1);
+  CHECK(stopped.job.faults.migrations >= 1);
+  REQUIRE(stopped.job.workers.size() == 3);
+  CHECK(stopped.job.workers[0].steps == 0);
+  // A child agent killed then is started again by the runtime: the job may never see a failure,
+  // and completes all the same.
+  const auto killed = run(config_text("separate", ps_sync, supervision), -1,
+                          [](pid_t pid) { ::kill(pid, SIGKILL); });
+  check_completed(killed.job);
 }
 
 namespace {
