@@ -115,16 +115,24 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 // --processes: group `a` in an agent (`a_process`: separate, a child; agent, one the bench
-// starts itself), `b` in a child agent, `solo` here.
+// starts itself), `b` in a child agent, `solo` here. `hold_at` >= 0: steps `hold_at` and the next
+// each wait `hold_seconds` for solo's part (a delay fault), so that what the bench does when it
+// hears of step `hold_at` (the partition's nftables rule) lands while the job still runs.
 std::string process_config_yaml(std::int64_t steps, const std::string& sync,
-                                const std::string& a_process = "separate") {
-  return config_yaml(steps,
-                     "    - {name: a, device: cpu, count: 1, threads: 1, process: " + a_process +
-                         "}\n"
-                         "    - {name: b, device: cpu, count: 1, threads: 1, process: separate}\n"
-                         "    - {name: solo, device: cpu, count: 1, threads: 1}\n",
-                     "    supervision: {crash: migrate, hang: migrate, lost-group: migrate}\n",
-                     sync);
+                                const std::string& a_process = "separate",
+                                std::int64_t hold_at = -1, double hold_seconds = 0.0) {
+  std::string faults;
+  if (hold_at >= 0)
+    faults = "    faults: [{step: " + std::to_string(hold_at) +
+             ", action: delay, target: solo, seconds: " + std::to_string(hold_seconds) +
+             ", until_step: " + std::to_string(hold_at + 1) + "}]\n";
+  return config_yaml(
+      steps,
+      "    - {name: a, device: cpu, count: 1, threads: 1, process: " + a_process +
+          "}\n"
+          "    - {name: b, device: cpu, count: 1, threads: 1, process: separate}\n"
+          "    - {name: solo, device: cpu, count: 1, threads: 1}\n",
+      "    supervision: {crash: migrate, hang: migrate, lost-group: migrate}\n" + faults, sync);
 }
 
 // What the runs of one fault add up to: recovery times, failure classes, the worst lost_steps.
@@ -193,7 +201,9 @@ process_run run_with_signal(std::int64_t steps, std::int64_t at, int sig,
 
 // --processes, partition: group `a`'s agent runs in network namespace b, joined to this process
 // (moved into namespace a for the run) over a veth pair; at step `at` nftables drops all of b's
-// packets, and the rule goes once the job is over.
+// packets, and the rule goes once the job is over. Steps `at` and `at` + 1 each wait 0.3 s for
+// solo (below the 0.5 s hang floor, so nobody is declared hung for it): without that a short job
+// could end before the rule was in place, and the run would measure nothing.
 
 process_run run_with_partition(std::int64_t steps, std::int64_t at, const runtime_options& base,
                                const netns_pair& net, const std::string& sync) {
@@ -205,8 +215,9 @@ process_run run_with_partition(std::int64_t steps, std::int64_t at, const runtim
   opts.agent_program = self;
   opts.listen = net.control() + ":0";
   opts.join_token = token;
-  runtime rt(config::parse_config(process_config_yaml(steps, sync, "agent"), "bench-faults.yaml"),
-             opts);
+  runtime rt(
+      config::parse_config(process_config_yaml(steps, sync, "agent", at, 0.3), "bench-faults.yaml"),
+      opts);
   std::mutex mu;
   std::optional<child_process> agent;
   std::optional<steady::time_point> cut, failed;
