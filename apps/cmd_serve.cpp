@@ -16,6 +16,7 @@
 #include "apps/command.hpp"
 #include "apps/stop_signals.hpp"
 #include "core/cluster_keys.hpp"
+#include "core/directory_lock.hpp"
 #include "core/launcher_env.hpp"
 #include "core/secret.hpp"
 #include "service/http_api.hpp"
@@ -26,12 +27,13 @@ namespace {
 
 int run(const std::vector<std::string>& argv) {
   const args a(argv, {"cluster", "listen", "http", "state", "token", "stop-seconds", "log-format"},
-               {"insecure"});
+               {"insecure", "reset"});
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto env = process_env();
   service::service_options o;
   o.state_dir = default_state_dir(a.get_or("state", ""));
+  o.reset = a.has("reset");
   o.cluster_file = a.get_or("cluster", "");
   o.listen = a.get_or("listen", "127.0.0.1:7070");
   o.join_token = a.get("token").value_or(env("TROUPE_TOKEN").value_or(""));
@@ -45,6 +47,22 @@ int run(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "troupe serve: %s\n", redact(line).c_str());
     std::fflush(stderr);
   };
+  // One service per state directory, taken before anything in it is read or written (the
+  // keys, the database): a second serve on it would share the database and rewrite the keys.
+  {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(o.state_dir, ec)) {
+      fs::create_directories(o.state_dir, ec);
+      // Only a directory we create is narrowed to 0700: one the user made keeps its mode.
+      if (!ec) fs::permissions(o.state_dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+      if (ec)
+        throw input_error(o.state_dir + ": cannot create the state directory: " + ec.message());
+    }
+    if (!fs::is_directory(o.state_dir, ec))
+      throw input_error(o.state_dir + ": the state directory is not a directory");
+  }
+  directory_lock owner(o.state_dir, "troupe serve");
   service::http_options h;
   h.address = a.get_or("http", "127.0.0.1:7080");
   const auto http_host = parse_join(h.address, "--http", true).host;
@@ -91,7 +109,8 @@ int run(const std::vector<std::string>& argv) {
 const command_registrar reg{
     {"serve", "run the control plane as a service: agents join, jobs are submitted over HTTP",
      "usage: troupe serve [--cluster FILE] [--state DIR] [--listen HOST:PORT] [--http HOST:PORT]\n"
-     "                    [--token T | --insecure] [--stop-seconds S] [--log-format F]\n\n"
+     "                    [--token T | --insecure] [--stop-seconds S] [--log-format F] "
+     "[--reset]\n\n"
      "  --cluster FILE   a YAML file with the cluster: (groups) the service runs jobs on; kept in\n"
      "                   the state directory, so a restart needs it no more\n"
      "  --state DIR      the job database (SQLite), logs, checkpoints and the cluster's\n"
@@ -106,7 +125,10 @@ const command_registrar reg{
      "  --stop-seconds S on SIGTERM, how long running jobs get to reach a checkpoint\n"
      "                   (default 25)\n"
      "  --log-format F   text (default) or json: each line of the jobs' log files one JSON\n"
-     "                   object (time, level, job, generation, step, message)\n\n"
+     "                   object (time, level, job, generation, step, message)\n"
+     "  --reset          start although the job database is missing or empty while the state\n"
+     "                   directory holds earlier jobs' logs or checkpoints; new jobs are numbered\n"
+     "                   after them\n\n"
      "Clients: troupe submit, status, logs, cancel, inject, agents (they find the service by\n"
      "--server URL or TROUPE_SERVER; default http://127.0.0.1:7080).\n\n"
      "exit: 0 stopped by SIGTERM or SIGINT, 2 bad flags, cluster or state",

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include "core/error.hpp"
 #include "core/launcher_env.hpp"
@@ -41,6 +42,13 @@ http_server::http_server(http_security security)
     : security_(std::make_shared<http_security>(std::move(security))) {
   server_ = make_server(security_);
   tls_ = !security_->cert_path.empty();
+  // SO_REUSEADDR (a restart binds at once over connections in TIME_WAIT), but not cpp-httplib's
+  // default SO_REUSEPORT, with which a second server on a taken port starts and the kernel
+  // splits the clients between the two.
+  server_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   // A client that stops sending is dropped instead of holding a thread.
   server_->set_read_timeout(10, 0);
   server_->set_write_timeout(10, 0);

@@ -172,7 +172,7 @@ job_service::job_service(service_options o) : st_(std::make_unique<state>()) {
   auto& st = *st_;
   st.opts = std::move(o);
   if (st.opts.state_dir.empty()) throw input_error("--state: a directory is needed");
-  st.store = std::make_unique<job_store>(st.opts.state_dir);
+  st.store = std::make_unique<job_store>(st.opts.state_dir, st.opts.reset);
   st.checkpoint_root = (fs::path(st.opts.state_dir) / "checkpoints").string();
   st.log_dir = (fs::path(st.opts.state_dir) / "logs").string();
   // The cluster is kept beside the database, so that a restart needs no flags.

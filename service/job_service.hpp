@@ -44,7 +44,9 @@ struct service_options {
   bool insecure = false;
   std::string agent_program;  // the troupe executable, for `process: separate` groups
   double step_deadline_seconds = 600.0;
-  std::string log_format = "text";              // of the jobs' log files: text or json
+  std::string log_format = "text";  // of the jobs' log files: text or json
+  // Start although the database is missing or empty beside earlier jobs' files (job_store).
+  bool reset = false;
   std::function<void(const std::string&)> log;  // the service's own lines
 };
 

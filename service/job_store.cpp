@@ -174,7 +174,40 @@ void change(sqlite3* db, const std::string& path, const std::string& id, const s
 
 }  // namespace
 
-job_store::job_store(const std::string& dir) {
+namespace {
+
+// The highest SEQ among the NAME-SEQ ids that DIR/logs/*.log and DIR/checkpoints/* name, and one
+// of those files (0 and "" when there are none).
+std::pair<std::int64_t, std::string> earlier_jobs(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::pair<std::int64_t, std::string> out{0, ""};
+  for (const char* sub : {"logs", "checkpoints"}) {
+    std::error_code ec;
+    for (fs::directory_iterator it(fs::path(dir) / sub, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      std::string id = it->path().filename().string();
+      if (std::string(sub) == "logs") {
+        if (it->path().extension() != ".log") continue;
+        id = it->path().stem().string();
+      }
+      const auto dash = id.rfind('-');
+      if (dash == std::string::npos || dash + 1 >= id.size() ||
+          id.find_first_not_of("0123456789", dash + 1) != std::string::npos)
+        continue;
+      if (out.second.empty()) out.second = it->path().string();
+      try {
+        out.first = std::max<std::int64_t>(out.first, std::stoll(id.substr(dash + 1)));
+      } catch (const std::exception&) {
+        // A number too long for an id: not one of ours.
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+job_store::job_store(const std::string& dir, bool reset) {
   namespace fs = std::filesystem;
   if (dir.empty()) throw input_error("the state directory is an empty path");
   std::error_code ec;
@@ -188,6 +221,15 @@ job_store::job_store(const std::string& dir) {
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw input_error(dir + ": the state directory is not writable: " + std::strerror(errno));
   path_ = (fs::path(dir) / "troupe.db").string();
+  // No database (missing or emptied) beside earlier jobs' files: a silent start from scratch
+  // would reuse their ids.
+  const bool no_database = !fs::exists(path_, ec) || fs::file_size(path_, ec) == 0;
+  const auto earlier = no_database ? earlier_jobs(dir) : std::pair<std::int64_t, std::string>{};
+  if (!earlier.second.empty() && !reset)
+    throw input_error(path_ + ": " + (fs::exists(path_, ec) ? "empty" : "missing") +
+                      ", but the state directory holds earlier jobs' files (" + earlier.second +
+                      "); restore the database, or start with --reset to begin a new one that " +
+                      "numbers jobs after them");
   if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
       SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -196,6 +238,14 @@ job_store::job_store(const std::string& dir) {
   }
   try {
     open_schema();
+    // --reset over earlier jobs' files: their ids are never given again.
+    if (earlier.first > 0) {
+      transaction t(db_, path_);
+      const auto sql = "INSERT INTO sqlite_sequence (name, seq) VALUES ('jobs', " +
+                       std::to_string(earlier.first) + ")";
+      exec(db_, path_, sql.c_str(), "numbering jobs after the earlier ones");
+      t.commit();
+    }
   } catch (...) {
     sqlite3_close(db_);
     throw;

@@ -62,7 +62,11 @@ class job_store {
   // Opens or creates DIR/troupe.db, creating DIR (mode 0700) if needed. A new or empty file gets
   // schema version 1; a file of version 1 is used as is; another version, a file that is not an
   // SQLite database, or an unversioned database that already has tables is refused.
-  explicit job_store(const std::string& dir);
+  // A missing or empty database in a directory that holds earlier jobs' logs or checkpoints
+  // (DIR/logs/ID.log, DIR/checkpoints/ID/) is refused too: starting over would number new jobs
+  // from 1 again, and a new job would take an old one's log and checkpoints. With `reset` it is
+  // made anew, numbering jobs after the highest id those files name.
+  explicit job_store(const std::string& dir, bool reset = false);
   ~job_store();
   job_store(const job_store&) = delete;
   job_store& operator=(const job_store&) = delete;

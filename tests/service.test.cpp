@@ -62,6 +62,50 @@ TEST_CASE("serve with three agents: priorities, after:, logs --follow and cancel
   CHECK(svc.last_err().find("no job 'nope-9'") != std::string::npos);
 }
 
+TEST_CASE("one serve per state directory and per port; no silent start over earlier jobs") {
+  service svc("owner");
+  svc.start();
+  const auto port = [] { return "127.0.0.1:" + std::to_string(free_port()); };
+  // The same state directory on other ports: refused, naming the owner.
+  troupe_process same_state(
+      scratch, "owner-same-state",
+      {"serve", "--state", svc.state_dir(), "--listen", port(), "--http", port()});
+  CHECK(same_state.wait_for_exit(60) == 2);
+  CHECK(same_state.err().find("in use by another troupe serve (pid " +
+                              std::to_string(svc.process().pid()) + ")") != std::string::npos);
+  // Another state directory on the same API port: refused (no SO_REUSEPORT sharing).
+  troupe_process same_port(scratch, "owner-same-port",
+                           {"serve", "--cluster", write("owner-other.yaml", cluster_yaml),
+                            "--state", (scratch / "owner-other-state").string(), "--listen", port(),
+                            "--http", "127.0.0.1:" + std::to_string(svc.http_port())});
+  CHECK(same_port.wait_for_exit(60) == 2);
+  CHECK(same_port.err().find("cannot listen there") != std::string::npos);
+  // So every request reaches the one service.
+  const auto client = svc.http_client();
+  for (int i = 0; i < 10; ++i) {
+    const auto res = client->Get("/api/v1/jobs");
+    REQUIRE(res);
+    CHECK(res->status == 200);
+  }
+
+  const auto first = svc.submit("jobs:\n" + job_yaml("first", "s1", 5)).at(0);
+  REQUIRE(svc.wait_state(first, "completed", 60));
+  svc.process().kill(SIGKILL);
+  // The database emptied, the job's log still there: refused rather than started from job 1.
+  const auto db = std::filesystem::path(svc.state_dir()) / "troupe.db";
+  std::filesystem::resize_file(db, 0);
+  for (const char* side : {"-wal", "-shm"}) std::filesystem::remove(db.string() + side);
+  troupe_process emptied(
+      scratch, "owner-emptied",
+      {"serve", "--state", svc.state_dir(), "--listen", port(), "--http", port()});
+  CHECK(emptied.wait_for_exit(60) == 2);
+  CHECK(emptied.err().find("--reset") != std::string::npos);
+  // With --reset a new database numbers jobs after the ones its files name.
+  svc.start({"--reset"});
+  const auto next = svc.submit("jobs:\n" + job_yaml("first", "s1", 5)).at(0);
+  CHECK(next == "first-2");
+}
+
 TEST_CASE(
     "serve killed with SIGKILL while three jobs run: each resumes from its checkpoint, and one "
     "whose dependency completed before the kill is not held back by it") {

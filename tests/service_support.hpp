@@ -85,10 +85,11 @@ class service {
         listen_("127.0.0.1:" + std::to_string(free_port())),
         http_("127.0.0.1:" + std::to_string(free_port())) {}
 
-  void start() {
+  void start(const std::vector<std::string>& extra = {}) {
     ++starts_;
     std::vector<std::string> args = {"serve", "--state", state_, "--listen",
                                      listen_, "--http",  http_};
+    args.insert(args.end(), extra.begin(), extra.end());
     if (starts_ == 1)
       args.insert(args.end(), {"--cluster", write(name_ + "-cluster.yaml", cluster_yaml)});
     serve_ = std::make_unique<troupe_process>(service_scratch(),
