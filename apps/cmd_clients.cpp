@@ -58,6 +58,16 @@ int submit(const std::vector<std::string>& argv) {
   if (!in) throw input_error(file + ": cannot read it");
   std::ostringstream text;
   text << in.rdbuf();
+  // The file travels as a JSON string, which must be UTF-8: a file that is not is named here,
+  // before anything is sent (exit 2, as for any bad input).
+  try {
+    (void)nlohmann::json(text.str()).dump();
+  } catch (const nlohmann::json::type_error& e) {
+    const std::string why = e.what();
+    const auto at = why.find("] ");
+    throw input_error(file + ": not UTF-8 text (" +
+                      (at == std::string::npos ? why : why.substr(at + 2)) + ")");
+  }
   const api_client api(a);
   const auto answer =
       api.post("/api/v1/jobs", {{"file", file}, {"yaml", text.str()}, {"set", a.all("set")}});

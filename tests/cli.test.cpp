@@ -154,3 +154,18 @@ TEST_CASE("troupe run --log-format json: every line of the job's log is one JSON
   CHECK(run_troupe(write("json2.yaml", good).string() + " --log-format xml").code == 2);
   fs::remove_all(scratch());
 }
+
+TEST_CASE("troupe submit: a file that is not UTF-8 exits 2 naming it, before any request") {
+  const auto file = scratch() / "garbage.yaml";
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << "job\xff\xfe\x01s:\n";
+  }
+  // No service listens there: the file is refused before the client would try it.
+  const auto r =
+      run_troupe_in(scratch(), "submit " + file.string() + " --server https://127.0.0.1:9", 60);
+  CHECK(r.code == 2);
+  CAPTURE(r.err);
+  CHECK(r.err.find(file.string() + ": not UTF-8 text") != std::string::npos);
+  CHECK(r.err.find("index 3") != std::string::npos);
+}
