@@ -76,6 +76,13 @@ session_end join_once(caf::actor_system& sys, const agent_options& o, const std:
   er.port = o.port;
   er.name = o.name;
   er.token = o.token;
+  if (o.token_source) {
+    try {
+      er.token = o.token_source();
+    } catch (const std::exception&) {
+      // Unreadable now (a rotation writing it): the token the agent started with.
+    }
+  }
   er.ca_path = identity ? o.ca_path : "";
   er.key_pem = identity ? identity->key_pem : "";
   er.timeout_seconds = o.attempt_seconds;

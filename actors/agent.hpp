@@ -39,7 +39,10 @@ struct agent_options {
   device_kind device = device_kind::cpu;
   int count = 1;
   int threads = 1;
-  std::string token;      // the cluster's join token
+  std::string token;  // the cluster's join token
+  // Asked again at each join attempt when set (the token in a state directory, which
+  // `troupe token --rotate` may have changed since the agent started); else `token`.
+  std::function<std::string()> token_source;
   std::string ca_path;    // the cluster CA's certificate, which the control process must show
   bool insecure = false;  // no TLS, no token (the control process runs with --insecure)
   // The interface tcp data links bind on ("": the one that routes to the control process).

@@ -75,6 +75,12 @@ int run(const std::vector<std::string>& argv) {
                                        default_state_dir(a.get("state").value_or("")));
     o.token = keys.token;
     o.ca_path = keys.ca_path;
+    // Read where it was found at each join attempt: a token in the state directory may be
+    // rotated while the agent runs, and its rejoin must bring the new one.
+    o.token_source = [flag = a.get("token").value_or(""), ca = a.get("ca").value_or(""),
+                      dir = default_state_dir(a.get("state").value_or(""))] {
+      return find_member_keys(flag, ca, dir).token;
+    };
   }
   o.data_host = flag_or_env(a, "data-host", env, "TROUPE_DATA_HOST", "");
   o.parent = a.get_int("parent", 0);
@@ -117,7 +123,8 @@ const command_registrar reg{
      "  --threads T        BLAS threads per device (TROUPE_THREADS; default 1)\n"
      "  --name ID          this agent's id (TROUPE_NAME; default agent-RANK from SLURM_PROCID\n"
      "                     or RANK, else agent-PID)\n"
-     "  --token T          the cluster's join token (TROUPE_TOKEN; else STATE/token)\n"
+     "  --token T          the cluster's join token (TROUPE_TOKEN; else STATE/token, read\n"
+     "                     again at each join attempt)\n"
      "  --ca FILE          the cluster CA's certificate (TROUPE_CA; else STATE/tls/ca.crt)\n"
      "  --state DIR        the control process's state directory, on its machine\n"
      "                     (TROUPE_STATE; default ./troupe-state)\n"

@@ -377,3 +377,20 @@ TEST_CASE("/metrics: promtool accepts the exposition, and a running job's sample
   CHECK((on_s1 == 32 || on_s1 == 26));
   CHECK(svc.client({"cancel", id}).first == 0);
 }
+
+TEST_CASE("an agent started with --state rejoins a restarted serve after a token rotation") {
+  service svc("rotate");
+  svc.start();
+  auto agent = svc.agent("a1");
+  const auto before = svc.token();
+  troupe_process rotate(scratch, "rotate-token", {"token", "--rotate", "--state", svc.state_dir()});
+  REQUIRE(rotate.wait_for_exit(60) == 0);
+  REQUIRE(svc.token() != before);
+  svc.process().kill(SIGKILL);
+  svc.start();
+  // The agent reads the state directory's token at each join attempt: the new one.
+  CHECK(svc.process().wait_for_text("joined: agent a1 ", 90));
+  CHECK_FALSE(agent->wait_for_exit(0).has_value());
+  const auto id = svc.submit("jobs:\n" + job_yaml("after-rotation", "a1", 20)).at(0);
+  CHECK(svc.wait_state(id, "completed", 90));
+}
