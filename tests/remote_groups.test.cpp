@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -175,6 +176,18 @@ void check_same_model(const troupe::job_report& hurt) {
   CHECK(d <= 1e-5);
 }
 
+// A `hurt` that stops the agent with SIGSTOP and continues it 5 s later, on `resume` (joined by
+// the caller once the run is over).
+std::function<void(pid_t)> stop_for_5s(std::thread& resume) {
+  return [&resume](pid_t pid) {
+    ::kill(pid, SIGSTOP);
+    resume = std::thread([pid] {
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      ::kill(pid, SIGCONT);
+    });
+  };
+}
+
 }  // namespace
 
 TEST_CASE("three agents train the model of one process, in ps, allreduce and local mode") {
@@ -320,13 +333,7 @@ TEST_CASE("an agent stopped with SIGSTOP for 5 s at step 50: the job completes w
   for (const std::string& sync : {ps_sync, std::string("{mode: allreduce}")}) {
     CAPTURE(sync);
     std::thread resume;
-    const auto hurt = run(config_text("separate", sync), 50, [&](pid_t pid) {
-      ::kill(pid, SIGSTOP);
-      resume = std::thread([pid] {
-        std::this_thread::sleep_for(std::chrono::seconds(5));
-        ::kill(pid, SIGCONT);
-      });
-    });
+    const auto hurt = run(config_text("separate", sync), 50, stop_for_5s(resume));
     if (resume.joinable()) resume.join();
     check_completed(hurt.job);
     CHECK(hurt.job.faults.failures >= 1);
@@ -342,13 +349,7 @@ TEST_CASE(
   // whatever its supervision said: here agent a does not answer the request to host a/0.
   // Migrated now, a/0 never computes a step.
   std::thread resume;
-  const auto stopped = run(config_text("separate", ps_sync, supervision), -1, [&](pid_t pid) {
-    ::kill(pid, SIGSTOP);
-    resume = std::thread([pid] {
-      std::this_thread::sleep_for(std::chrono::seconds(5));
-      ::kill(pid, SIGCONT);
-    });
-  });
+  const auto stopped = run(config_text("separate", ps_sync, supervision), -1, stop_for_5s(resume));
   if (resume.joinable()) resume.join();
   check_completed(stopped.job);
   CHECK(stopped.job.faults.failures >= 1);
