@@ -69,8 +69,8 @@ struct run_result {
   std::vector<std::string> agent_log;  // the registry's and the child agents' lines
 };
 
-// Runs the config; at step `at` (if > 0) calls `hurt(pid of agent a)` once; at `at` < 0, as
-// soon as agent a joins (while the job starts: the control process still loads the data).
+// Runs the config; at step `at` (if > 0) calls `hurt(pid of agent a)` once; at `at` < 0, when
+// the job has its data (its "data:" line), as it asks the agents to host its workers.
 run_result run(const std::string& yaml, std::int64_t at = 0,
                const std::function<void(pid_t)>& hurt = {}) {
   troupe::runtime_options opts;
@@ -86,8 +86,13 @@ run_result run(const std::string& yaml, std::int64_t at = 0,
   rt.on_log([&](const std::string& job, const std::string& line) {
     // "joined: agent a (group a: ... pid 123)"
     if (job != "agents") {
-      std::lock_guard<std::mutex> lock(mu);
-      job_log.push_back(line);
+      pid_t pid = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        job_log.push_back(line);
+        if (at < 0 && line.rfind("data: ", 0) == 0 && pids.count("a")) pid = pids["a"];
+      }
+      if (pid > 0 && !hurt_once.exchange(true)) hurt(pid);
       return;
     }
     {
@@ -98,13 +103,8 @@ run_result run(const std::string& yaml, std::int64_t at = 0,
     const auto name_end = line.find(' ', 14);
     const auto pid_at = line.rfind("pid ");
     if (name_end == std::string::npos || pid_at == std::string::npos) return;
-    const auto name = line.substr(14, name_end - 14);
-    const auto pid = static_cast<pid_t>(std::stol(line.substr(pid_at + 4)));
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      pids[name] = pid;
-    }
-    if (at < 0 && name == "a" && !hurt_once.exchange(true)) hurt(pid);
+    std::lock_guard<std::mutex> lock(mu);
+    pids[line.substr(14, name_end - 14)] = static_cast<pid_t>(std::stol(line.substr(pid_at + 4)));
   });
   rt.on_metrics([&](const troupe::live_metrics& m) {
     if (at <= 0 || m.step < at || hurt_once.exchange(true)) return;
@@ -176,13 +176,13 @@ void check_same_model(const troupe::job_report& hurt) {
   CHECK(d <= 1e-5);
 }
 
-// A `hurt` that stops the agent with SIGSTOP and continues it 5 s later, on `resume` (joined by
-// the caller once the run is over).
-std::function<void(pid_t)> stop_for_5s(std::thread& resume) {
-  return [&resume](pid_t pid) {
+// A `hurt` that stops the agent with SIGSTOP and continues it `seconds` later, on `resume`
+// (joined by the caller once the run is over).
+std::function<void(pid_t)> stop_for(int seconds, std::thread& resume) {
+  return [&resume, seconds](pid_t pid) {
     ::kill(pid, SIGSTOP);
-    resume = std::thread([pid] {
-      std::this_thread::sleep_for(std::chrono::seconds(5));
+    resume = std::thread([pid, seconds] {
+      std::this_thread::sleep_for(std::chrono::seconds(seconds));
       ::kill(pid, SIGCONT);
     });
   };
@@ -333,7 +333,7 @@ TEST_CASE("an agent stopped with SIGSTOP for 5 s at step 50: the job completes w
   for (const std::string& sync : {ps_sync, std::string("{mode: allreduce}")}) {
     CAPTURE(sync);
     std::thread resume;
-    const auto hurt = run(config_text("separate", sync), 50, stop_for_5s(resume));
+    const auto hurt = run(config_text("separate", sync), 50, stop_for(5, resume));
     if (resume.joinable()) resume.join();
     check_completed(hurt.job);
     CHECK(hurt.job.faults.failures >= 1);
@@ -346,18 +346,19 @@ TEST_CASE(
     "policy") {
   const auto supervision = "{crash: migrate, hang: migrate, lost-group: migrate}";
   // Before, a worker lost while the job spawned or probed its workers failed the job at step 0
-  // whatever its supervision said: here agent a does not answer the request to host a/0.
-  // Migrated now, a/0 never computes a step.
+  // whatever its supervision said. Stopped (for 12 s) as the job asks it to host a/0, agent a
+  // does not answer within the request's 10 s; should the answer leave before the stop lands,
+  // a/0 is lost before its first step instead. Either way it migrates and computes no step.
   std::thread resume;
-  const auto stopped = run(config_text("separate", ps_sync, supervision), -1, stop_for_5s(resume));
+  const auto stopped = run(config_text("separate", ps_sync, supervision), -1, stop_for(12, resume));
   if (resume.joinable()) resume.join();
   check_completed(stopped.job);
   CHECK(stopped.job.faults.failures >= 1);
   CHECK(stopped.job.faults.migrations >= 1);
   REQUIRE(stopped.job.workers.size() == 3);
   CHECK(stopped.job.workers[0].steps == 0);
-  // A child agent killed then is started again by the runtime: the job may never see a failure,
-  // and completes all the same.
+  // Killed then, the child agent is started again by the runtime, and the job goes on by its
+  // policy (here a/0 migrates, or is hosted by the new agent if that joined before its spawn).
   const auto killed = run(config_text("separate", ps_sync, supervision), -1,
                           [](pid_t pid) { ::kill(pid, SIGKILL); });
   check_completed(killed.job);
