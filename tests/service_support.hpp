@@ -94,6 +94,7 @@ class service {
       args.insert(args.end(), {"--cluster", write(name_ + "-cluster.yaml", cluster_yaml)});
     serve_ = std::make_unique<troupe_process>(service_scratch(),
                                               name_ + "-serve" + std::to_string(starts_), args);
+    INFO("serve's stderr: " << serve_->err());  // why it did not start, when it did not
     REQUIRE(serve_->wait_for_text("troupe serve: API on https://", 60));
   }
   troupe_process& process() { return *serve_; }
