@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,9 +71,11 @@ struct run_result {
 };
 
 // Runs the config; at step `at` (if > 0) calls `hurt(pid of agent a)` once; at `at` < 0, when
-// the job has its data (its "data:" line), as it asks the agents to host its workers.
+// the job has its data (its "data:" line), as it asks the agents to host its workers. `watch`,
+// if given, sees every line of the job's log as it comes.
 run_result run(const std::string& yaml, std::int64_t at = 0,
-               const std::function<void(pid_t)>& hurt = {}) {
+               const std::function<void(pid_t)>& hurt = {},
+               const std::function<void(const std::string&)>& watch = {}) {
   troupe::runtime_options opts;
   opts.wait_seconds = 120;
   opts.agent_wait_seconds = 30;
@@ -93,6 +96,7 @@ run_result run(const std::string& yaml, std::int64_t at = 0,
         if (at < 0 && line.rfind("data: ", 0) == 0 && pids.count("a")) pid = pids["a"];
       }
       if (pid > 0 && !hurt_once.exchange(true)) hurt(pid);
+      if (watch) watch(line);
       return;
     }
     {
@@ -174,18 +178,6 @@ void check_same_model(const troupe::job_report& hurt) {
   CAPTURE(d);
   INFO("events:" << troupe::testing::events_text(hurt));
   CHECK(d <= 1e-5);
-}
-
-// A `hurt` that stops the agent with SIGSTOP and continues it `seconds` later, on `resume`
-// (joined by the caller once the run is over).
-std::function<void(pid_t)> stop_for(int seconds, std::thread& resume) {
-  return [&resume, seconds](pid_t pid) {
-    ::kill(pid, SIGSTOP);
-    resume = std::thread([pid, seconds] {
-      std::this_thread::sleep_for(std::chrono::seconds(seconds));
-      ::kill(pid, SIGCONT);
-    });
-  };
 }
 
 }  // namespace
@@ -333,7 +325,13 @@ TEST_CASE("an agent stopped with SIGSTOP for 5 s at step 50: the job completes w
   for (const std::string& sync : {ps_sync, std::string("{mode: allreduce}")}) {
     CAPTURE(sync);
     std::thread resume;
-    const auto hurt = run(config_text("separate", sync), 50, stop_for(5, resume));
+    const auto hurt = run(config_text("separate", sync), 50, [&](pid_t pid) {
+      ::kill(pid, SIGSTOP);
+      resume = std::thread([pid] {
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        ::kill(pid, SIGCONT);
+      });
+    });
     if (resume.joinable()) resume.join();
     check_completed(hurt.job);
     CHECK(hurt.job.faults.failures >= 1);
@@ -346,11 +344,30 @@ TEST_CASE(
     "policy") {
   const auto supervision = "{crash: migrate, hang: migrate, lost-group: migrate}";
   // Before, a worker lost while the job spawned or probed its workers failed the job at step 0
-  // whatever its supervision said. Stopped (for 12 s) as the job asks it to host a/0, agent a
-  // does not answer within the request's 10 s; should the answer leave before the stop lands,
-  // a/0 is lost before its first step instead. Either way it migrates and computes no step.
+  // whatever its supervision said. Agent a is stopped as the job asks it to host a/0, and stays
+  // stopped until the job has said a/0 failed (a minute at most): it never answers the request,
+  // or, should its answer leave before the stop lands, a/0 is lost before its first step. Either
+  // way it migrates and computes no step.
+  std::mutex mu;
+  std::condition_variable said;
+  bool failed = false;
   std::thread resume;
-  const auto stopped = run(config_text("separate", ps_sync, supervision), -1, stop_for(12, resume));
+  const auto stopped = run(
+      config_text("separate", ps_sync, supervision), -1,
+      [&](pid_t pid) {
+        ::kill(pid, SIGSTOP);
+        resume = std::thread([&, pid] {
+          std::unique_lock<std::mutex> lock(mu);
+          said.wait_for(lock, std::chrono::seconds(60), [&] { return failed; });
+          ::kill(pid, SIGCONT);
+        });
+      },
+      [&](const std::string& line) {
+        if (line.find("worker a/0") == std::string::npos) return;
+        std::lock_guard<std::mutex> lock(mu);
+        failed = true;
+        said.notify_all();
+      });
   if (resume.joinable()) resume.join();
   check_completed(stopped.job);
   CHECK(stopped.job.faults.failures >= 1);
