@@ -49,19 +49,7 @@ int run(const std::vector<std::string>& argv) {
   };
   // One service per state directory, taken before anything in it is read or written (the
   // keys, the database): a second serve on it would share the database and rewrite the keys.
-  {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (!fs::exists(o.state_dir, ec)) {
-      fs::create_directories(o.state_dir, ec);
-      // Only a directory we create is narrowed to 0700: one the user made keeps its mode.
-      if (!ec) fs::permissions(o.state_dir, fs::perms::owner_all, fs::perm_options::replace, ec);
-      if (ec)
-        throw input_error(o.state_dir + ": cannot create the state directory: " + ec.message());
-    }
-    if (!fs::is_directory(o.state_dir, ec))
-      throw input_error(o.state_dir + ": the state directory is not a directory");
-  }
+  ensure_state_dir(o.state_dir);
   directory_lock owner(o.state_dir, "troupe serve");
   service::http_options h;
   h.address = a.get_or("http", "127.0.0.1:7080");

@@ -104,6 +104,20 @@ std::string default_state_dir(const std::string& flag_value) {
   return "troupe-state";
 }
 
+void ensure_state_dir(const std::string& dir) {
+  if (dir.empty()) throw input_error("the state directory is an empty path");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    if (fs::exists(dir, ec)) throw input_error(dir + ": the state directory is not a directory");
+    fs::create_directories(dir, ec);
+    // Only a directory we create is narrowed to 0700: one the user made keeps the mode they chose.
+    if (!ec) fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+    if (ec) throw input_error(dir + ": cannot create the state directory: " + ec.message());
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw input_error(dir + ": the state directory is not writable: " + std::strerror(errno));
+}
+
 std::string read_token(const std::string& state_dir) {
   const std::string path = (fs::path(state_dir) / "token").string();
   std::string t = read_private_file(path);

@@ -55,4 +55,9 @@ member_keys find_member_keys(const std::string& token_flag, const std::string& c
 // The state directory a command uses: --state, else TROUPE_STATE, else ./troupe-state.
 std::string default_state_dir(const std::string& flag_value);
 
+// Makes the state directory `dir` if it is missing (mode 0700; one the user made keeps the mode
+// they chose). input_error naming it when the path is empty, not a directory, cannot be made, or
+// is not writable.
+void ensure_state_dir(const std::string& dir);
+
 }  // namespace troupe

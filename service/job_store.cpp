@@ -12,6 +12,7 @@
 #include <system_error>
 #include <utility>
 
+#include "core/cluster_keys.hpp"
 #include "core/error.hpp"
 
 namespace troupe::service {
@@ -209,17 +210,8 @@ std::pair<std::int64_t, std::string> earlier_jobs(const std::string& dir) {
 
 job_store::job_store(const std::string& dir, bool reset) {
   namespace fs = std::filesystem;
-  if (dir.empty()) throw input_error("the state directory is an empty path");
+  ensure_state_dir(dir);
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    if (fs::exists(dir, ec)) throw input_error(dir + ": the state directory is not a directory");
-    fs::create_directories(dir, ec);
-    // Only a directory we create is narrowed to 0700: one the user made keeps the mode they chose.
-    if (!ec) fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
-    if (ec) throw input_error(dir + ": cannot create the state directory: " + ec.message());
-  }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw input_error(dir + ": the state directory is not writable: " + std::strerror(errno));
   path_ = (fs::path(dir) / "troupe.db").string();
   // No database (missing or emptied) beside earlier jobs' files: a silent start from scratch
   // would reuse their ids.
