@@ -104,7 +104,8 @@ class membership {
   // Per rank: its worker's name (GROUP/INDEX) and group. `watchdog_seconds` caps the first
   // step deadline; no deadline is below `floor_seconds` (the job's supervision.hang_floor_s).
   membership(std::vector<std::string> names, std::vector<std::string> groups,
-             double watchdog_seconds, double floor_seconds = 0.5);
+             double watchdog_seconds,
+             double floor_seconds = policies::deadline_params{}.floor_seconds);
   membership() = default;
 
   std::size_t size() const { return status_.size(); }
