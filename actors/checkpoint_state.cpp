@@ -19,6 +19,9 @@ constexpr const char* opt_kind = "opt_kind";
 constexpr const char* opt_step = "opt_step";
 constexpr const char* pass_stats = "pass_stats";
 constexpr const char* progress = "progress";
+constexpr const char* members = "members";
+constexpr const char* ledger_pass = "ledger_pass";
+constexpr const char* ledger = "ledger";
 
 // %.17g: a double printed this way reads back to the same bits, so equal configs give equal text.
 std::string num(double v) {
@@ -134,6 +137,13 @@ checkpoint to_checkpoint(const job_snapshot& s) {
   c.set_u64s(pass_stats,
              {bit_cast<std::uint64_t>(s.pass_loss_sum), s.pass_samples, s.pass_correct});
   c.set_u64s(progress, {s.samples_total, bit_cast<std::uint64_t>(s.step_seconds_total)});
+  std::string names;
+  for (const auto& m : s.members) names += m + "\n";
+  c.set_string(members, names);
+  if (s.has_ledger) {
+    c.set_i64(ledger_pass, s.ledger_pass);
+    c.set_bytes(ledger, s.ledger.data(), s.ledger.size());
+  }
   return c;
 }
 
@@ -177,6 +187,14 @@ job_snapshot from_checkpoint(const checkpoint& c) {
   s.pass_correct = ps[2];
   s.samples_total = pr[0];
   s.step_seconds_total = bit_cast<double>(pr[1]);
+  if (c.has(members)) s.members = lines_of(c.string(members));
+  if (c.has(ledger) != c.has(ledger_pass))
+    fail("sections 'ledger' and 'ledger_pass' come together");
+  if (c.has(ledger)) {
+    s.has_ledger = true;
+    s.ledger_pass = c.i64(ledger_pass);
+    s.ledger = c.bytes(ledger);
+  }
   s.parts.push_back(std::move(part));
   return s;
 }

@@ -9,6 +9,10 @@
 //                   concatenated in offset order, so a checkpoint does not depend on ps_shards
 //   pass_stats      loss sum (f64 bits), samples, correct of the pass in progress
 //   progress        samples trained, and the step seconds (f64 bits) so far
+//   members         the workers (GROUP/INDEX device, one a line) of the run that wrote it, so a
+//                   resume on another cluster shape can say what changed
+//   ledger_pass     the sample ledger's open pass (i64, -1: none); ledger: its counts, one byte
+//                   a training sample (data/sample_ledger.hpp). Absent where no ledger is kept.
 //
 // The RNG: training draws no random numbers besides the sampler, whose pass p permutation comes
 // from rng(seed).fork(p). `rng` holds that stream's initial state and `sampler` the cursor
@@ -48,6 +52,10 @@ struct job_snapshot {
   std::uint64_t pass_correct = 0;
   std::uint64_t samples_total = 0;
   double step_seconds_total = 0.0;
+  std::vector<std::string> members;  // "GROUP/INDEX device"; empty in an older checkpoint
+  bool has_ledger = false;
+  std::int64_t ledger_pass = -1;
+  std::vector<std::uint8_t> ledger;
   // Slices in any order; together they must cover [0, parameter count) exactly once.
   std::vector<std::shared_ptr<const ckpt_shard_part>> parts;
 };

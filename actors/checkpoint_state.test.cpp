@@ -140,6 +140,31 @@ TEST_CASE("optimizer state: checkpoint file round trip continues bit for bit, 2 
   }
 }
 
+TEST_CASE("the members and the sample ledger survive a round trip; both are optional") {
+  sharded one("sgd", 5, 1);
+  auto snap = snapshot_of(one, std::vector<float>(5, 1.0f), 7, "id\n");
+  auto plain = from_checkpoint(to_checkpoint(snap));
+  CHECK(plain.members.empty());
+  CHECK_FALSE(plain.has_ledger);
+
+  snap.members = {"a/0 cpu", "b/0 sim"};
+  snap.has_ledger = true;
+  snap.ledger_pass = 2;
+  snap.ledger = {1, 0, 1, 1};
+  auto c = to_checkpoint(snap);
+  const auto back = from_checkpoint(c);
+  CHECK(back.members == snap.members);
+  CHECK(back.has_ledger);
+  CHECK(back.ledger_pass == 2);
+  CHECK(back.ledger == snap.ledger);
+  // One of the pair without the other is a damaged checkpoint.
+  checkpoint half;
+  for (const auto& sect : c.sections())
+    if (sect.name != "ledger_pass") half.set_bytes(sect.name, sect.bytes.data(), sect.bytes.size());
+  half.step = c.step;
+  CHECK_THROWS_AS(from_checkpoint(half), runtime_failure);
+}
+
 TEST_CASE("to_checkpoint refuses slices with a gap or an overlap") {
   rng r(1);
   sharded two("adam", 10, 2);

@@ -83,6 +83,26 @@ void checkpoint_restore(job_self self, const job_snapshot& snap) {
   st.samples_total = static_cast<std::int64_t>(snap.samples_total);
   st.clock.step_seconds_total = snap.step_seconds_total;
   st.ckpt.resumed_from = snap.step;
+  st.ckpt.resumed_members = snap.members;
+  if (!snap.members.empty()) {
+    std::string was;
+    for (const auto& m : snap.members) was += " " + m.substr(0, m.find(' '));
+    log(self, "resume: the run that wrote step " + std::to_string(snap.step) + " had " +
+                  std::to_string(snap.members.size()) + " workers:" + was);
+  }
+  if (!st.ledger) return;
+  if (snap.has_ledger) {
+    if (snap.ledger.size() != st.ledger->samples())
+      throw input_error("--resume: checkpoint of step " + std::to_string(snap.step) + " counts " +
+                        std::to_string(snap.ledger.size()) +
+                        " samples in its ledger, the training set has " +
+                        std::to_string(st.ledger->samples()));
+    st.ledger->restore(snap.ledger_pass, snap.ledger);
+  } else if (snap.step % spp != 0) {
+    // A checkpoint from before the ledger, taken inside a pass: that pass's earlier samples
+    // are not known here.
+    st.ledger->resume_unknown(snap.step / spp);
+  }
 }
 
 void checkpoint_init(job_self self) {
@@ -132,6 +152,14 @@ void checkpoint_boundary(job_self self) {
   snap->pass_correct = st.pass_stats.correct;
   snap->samples_total = static_cast<std::uint64_t>(st.samples_total);
   snap->step_seconds_total = st.clock.step_seconds_total;
+  for (std::size_t r = 0; r < st.workers.size(); ++r)
+    if (st.mem.status(r) != member_status::migrated)
+      snap->members.push_back(st.workers[r].name + " " + st.workers[r].device);
+  if (st.ledger) {
+    snap->has_ledger = true;
+    snap->ledger_pass = st.ledger->open_pass();
+    snap->ledger = st.ledger->counts();
+  }
   const msg::ckpt_capture cap{st.gate.job(), st.gate.generation(), st.step};
   st.ckpt.cycle.begin(std::move(snap), st.sync->capture(self, cap), now);
 }

@@ -84,6 +84,11 @@ job_report make_report(stateful<job_state>* self, job_status status) {
     fill_sync_report(r, cfg, nullptr, st.step);
   r.faults.injected += started_delays(st.faults ? st.faults->faults() : cfg.faults, st.step);
   st.ckpt.cycle.fill_report(r);
+  r.checkpoints.resumed_members = st.ckpt.resumed_members;
+  if (st.ledger) {
+    const auto t = st.ledger->totals();
+    r.samples = sample_audit{t.passes_checked, t.counted_twice, t.never_counted, t.recorded};
+  }
   st.timeline.finish();
   r.series = st.timeline.series();
   r.events = st.timeline.events();

@@ -155,6 +155,8 @@ void build_model(job_self self, const data_bundle& bundle) {
   rng r(cfg.seed);
   model->init_params(st.store->values.data(), r);
   st.prototype = std::move(model);
+  // Passes are permutations of the training set only in the global mode without priority.
+  if (cfg.data.mode == data_mode::global && !cfg.data.priority) st.ledger.emplace(bundle.train->n);
   const auto resume = checkpoint_resume(self, st.store->values.size());
   if (resume) checkpoint_restore(self, *resume);
   const bool replicas_here =

@@ -18,6 +18,7 @@
 #include "actors/membership.hpp"
 #include "actors/payloads.hpp"
 #include "actors/step_trace.hpp"
+#include "data/sample_ledger.hpp"
 #include "models/batch.hpp"
 #include "policies/leave_out.hpp"
 #include "policies/supervision.hpp"
@@ -61,6 +62,7 @@ struct job_checkpoints {
   std::string identity;  // checkpoint_identity() of this job
   caf::actor writer;
   std::optional<std::int64_t> resumed_from;  // --resume found the checkpoint of this step
+  std::vector<std::string> resumed_members;  // the workers of the run that wrote it
 };
 
 // The reduction deadline's policy: the step deadline's (4 x the 95th percentile of the last 50),
@@ -120,6 +122,8 @@ struct job_state {
   step_clock clock;
   step_trace trace;  // each step's phases (actors/step_trace.hpp)
   std::int64_t samples_total = 0;
+  // Every sample of every applied step, by pass (none: data.priority or data.mode: sharded).
+  std::optional<data::sample_ledger> ledger;
   std::int64_t pass = 0;
   models::step_stats pass_stats;  // the current pass over the training set
   models::step_stats eval_stats;

@@ -12,6 +12,7 @@
 #include "actors/job_reduce_recovery.hpp"
 #include "actors/metrics_hub.hpp"
 #include "actors/rebalancer.hpp"
+#include "core/error.hpp"
 #include "data/split.hpp"
 
 namespace troupe::actors {
@@ -185,6 +186,24 @@ void complete_step(job_self self) {
   st.pass_stats += st.step_stats;
   std::int64_t planned = 0;
   for (auto c : st.plan.counts) planned += c;
+  if (st.ledger) {
+    // The slices whose gradients this step applied, wherever they were computed.
+    try {
+      for (const auto& [offset, res] : st.mem.results()) {
+        if (offset < 0 || offset + res.count > static_cast<std::int64_t>(st.indices->size()))
+          throw runtime_failure("step " + std::to_string(st.step) + ": slice [" +
+                                std::to_string(offset) + ", +" + std::to_string(res.count) +
+                                ") past the plan's " + std::to_string(st.indices->size()) +
+                                " samples");
+        st.ledger->record(st.plan.data_epoch, st.indices->data() + offset,
+                          static_cast<std::size_t>(res.count));
+      }
+      if ((st.step + 1) % st.steps_per_pass == 0) st.ledger->end_pass();
+    } catch (const std::exception& e) {
+      finish(self, job_status::failed, e.what());
+      return;
+    }
+  }
   st.mem.step_completed(planned, static_cast<std::int64_t>(st.step_stats.samples),
                         seconds_since(st.clock.job_t0));
   st.grads.assign(st.grads.size(), nullptr);

@@ -77,7 +77,7 @@ bool membership::accept(std::int32_t rank, std::shared_ptr<const std::vector<flo
   if (rank < 0 || r >= owed_.size() || owed_[r].empty()) return false;
   const auto piece = owed_[r].front();
   owed_[r].pop_front();
-  results_[piece.offset] = slice_result{rank, std::move(grad)};
+  results_[piece.offset] = slice_result{rank, std::move(grad), piece.count};
   if (pending() == 0 && !step_failed_) deadline_.observe(step_seconds);
   return true;
 }

@@ -68,6 +68,7 @@ struct slice_assignment {
 struct slice_result {
   std::int32_t rank = 0;
   std::shared_ptr<const std::vector<float>> grad;
+  std::int64_t count = 0;  // the slice's samples, from offset on (the sample ledger's record)
 };
 
 // A member the job reports to its supervisor (worker_failed).

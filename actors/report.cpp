@@ -95,6 +95,11 @@ nlohmann::json to_json(const job_report& j) {
         {"write_ms_mean", j.checkpoints.write_ms_mean},
         {"write_ms_max", j.checkpoints.write_ms_max},
         {"hold_ms", j.checkpoints.hold_ms}}},
+      {"sample_audit", j.samples ? nlohmann::json{{"passes_checked", j.samples->passes_checked},
+                                                  {"counted_twice", j.samples->counted_twice},
+                                                  {"never_counted", j.samples->never_counted},
+                                                  {"recorded", j.samples->recorded}}
+                                 : nlohmann::json(nullptr)},
       {"rebalances", j.rebalances},
       {"imbalance_index", j.imbalance_index},
       {"noise_scale", j.noise_scale ? nlohmann::json(*j.noise_scale) : nlohmann::json(nullptr)},
@@ -122,6 +127,8 @@ nlohmann::json to_json(const job_report& j) {
                         {"without_samples_per_second", l.without_sps},
                         {"reason", l.reason}};
   }
+  if (!j.checkpoints.resumed_members.empty())
+    out["checkpoints"]["resumed_members"] = j.checkpoints.resumed_members;
   if (!j.error.empty()) out["error"] = j.error;
   if (j.share) {
     out["share"] = *j.share;

@@ -74,9 +74,21 @@ struct checkpoint_stats {
   std::int64_t failed = 0;
   std::int64_t last_step = -1;                    // newest durable checkpoint (-1: none)
   std::optional<std::int64_t> resumed_from_step;  // none: started fresh
-  double write_ms_mean = 0.0;                     // write + fsync + rename + dir fsync + prune
+  // The workers ("GROUP/INDEX device") of the run that wrote the checkpoint resumed from; the
+  // report's `workers` are the new ones. Empty when fresh, or the checkpoint predates the list.
+  std::vector<std::string> resumed_members;
+  double write_ms_mean = 0.0;  // write + fsync + rename + dir fsync + prune
   double write_ms_max = 0.0;
   double hold_ms = 0.0;  // time completed steps waited for a write to become durable
+};
+
+// The sample ledger's count (data/sample_ledger.hpp): every index of every slice whose gradient
+// was in an applied step, pass by pass, carried across a resume by the checkpoint.
+struct sample_audit {
+  std::int64_t passes_checked = 0;  // passes that ended
+  std::int64_t counted_twice = 0;   // extra trainings of a sample within its pass
+  std::int64_t never_counted = 0;   // samples an ended pass did not train
+  std::int64_t recorded = 0;        // sample trainings counted by this run
 };
 
 struct param_report {
@@ -135,6 +147,9 @@ struct job_report {
   fault_report faults;
   sync_report sync;
   checkpoint_stats checkpoints;
+  // None where no ledger is kept: data.priority draws with replacement, data.mode: sharded
+  // passes over shards of their own.
+  std::optional<sample_audit> samples;
   std::int64_t rebalances = 0;
   // split: adaptive: the leave-out trial's verdict (policies/leave_out.hpp), if one was reached.
   struct leave_out {
