@@ -38,6 +38,7 @@ void check_same_model(const troupe::job_report& r) {
   // Every sample of every step, once: 2000 training samples in steps of 96 are 20 full steps and
   // one of 80 a pass, so 50 steps cross two pass ends.
   CHECK(samples == 48 * 96 + 2 * 80);
+  troupe::testing::check_each_sample_once(r, 2);
 }
 
 // A worker killed by `fault` (a faults[] entry) and migrated away: it counts `steps` steps.

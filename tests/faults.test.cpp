@@ -62,6 +62,7 @@ void check_same_model(const troupe::job_report& r, const troupe::job_report& bas
   // Every sample of every step was trained exactly once (4000 training samples: 15 steps of 256
   // and one of 160 per pass, so 80 steps = 5 passes).
   CHECK(samples == samples_expected);
+  troupe::testing::check_each_sample_once(r, samples_expected / 4000);
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ void check_no_loss(const troupe::job_report& r) {
   std::int64_t samples = 0;
   for (const auto& w : r.workers) samples += w.samples;
   CHECK(samples == 39 * 96 + 80);
+  troupe::testing::check_each_sample_once(r, 1);
 }
 
 }  // namespace

@@ -150,6 +150,9 @@ void check_completed(const troupe::job_report& j) {
   REQUIRE(j.status == troupe::job_status::completed);
   CHECK(j.steps == 200);
   CHECK(j.faults.lost_steps == 0);
+  REQUIRE(j.samples);  // whatever was lost and recomputed, each sample counted once a pass
+  CHECK(j.samples->counted_twice == 0);
+  CHECK(j.samples->never_counted == 0);
   REQUIRE(j.final_params);
 }
 

@@ -28,6 +28,15 @@ inline job_report run_one(const std::string& yaml, const std::string& source, st
   return j;
 }
 
+// The sample ledger's verdict: `passes` passes ended, and no sample of any pass trained twice or
+// (in an ended pass) never.
+inline void check_each_sample_once(const job_report& j, std::int64_t passes) {
+  REQUIRE(j.samples);
+  CHECK(j.samples->passes_checked == passes);
+  CHECK(j.samples->counted_twice == 0);
+  CHECK(j.samples->never_counted == 0);
+}
+
 // |a - b| / |b|, in double.
 inline double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
   REQUIRE(a.size() == b.size());
