@@ -163,10 +163,11 @@ session_end join_once(caf::actor_system& sys, const agent_options& o, const std:
             [&] {
               if (stopping(o)) end = session_end::stopped;
             });
-  // Leaving: the registry is told (and answers, within the attempt's deadline), so the run sees
-  // the agent go at once instead of when its connection or heartbeat says so.
+  // Leaving: the registry is told, so the run sees the agent go instead of waiting for its
+  // connection or heartbeat to say so. It answers once the jobs let this group go at their next
+  // step boundary (its workers here keep computing until then), or after its own deadline.
   if (*end == session_end::stopped)
-    self->request(registry, attempt, msg::agent_leave_atom_v)
+    self->request(registry, to_timespan(msg::group_leave_seconds + 10), msg::agent_leave_atom_v)
         .receive([](msg::agent_leave_atom) {}, [](caf::error&) {});
   return *end;
 }

@@ -99,4 +99,11 @@ TROUPE_INSPECT(host_answer, x.accepted, x.reason, x.capability, x.data_host)
 
 #undef TROUPE_INSPECT
 
+// An agent leaving gracefully (drain, SIGTERM) asks, through the registry and the task manager,
+// that its group's jobs let it go at their next step boundary (group_leave_atom). Each waits
+// this long for its jobs; a job that does not reach a boundary in time loses the group when
+// the agent goes. The registry waits 5 s more, a stopping agent 10 s more, so that every
+// deadline expires inside the one that waits on it.
+inline constexpr double group_leave_seconds = 15.0;
+
 }  // namespace troupe::msg

@@ -22,6 +22,7 @@ struct registry_state {
     caf::actor handle;
     steady::time_point joined;
     std::string name;
+    std::string group;
   };
   std::map<caf::actor_addr, watched> joined;                            // by the agent's actor
   std::vector<std::pair<std::int32_t, caf::response_promise>> waiting;  // (agents wanted, who)
@@ -80,6 +81,35 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
     st->joined.erase(it);
     if (const auto gone = st->roster.leave(w.member)) report_lost(w, *gone, why);
   };
+  // A graceful leave: the jobs holding the agent's group let it go at their next step boundary
+  // (the task manager asks them), then it leaves the roster, and `then` runs. Where a job cannot
+  // or does not answer in time, the leave is a loss for it, as a crash would be.
+  auto depart = [=](const caf::actor_addr& source, const std::string& why,
+                    std::function<void()> then) {
+    const auto it = st->joined.find(source);
+    if (it == st->joined.end() || !options.notify) {
+      lose(source, why);
+      then();
+      return;
+    }
+    const auto name = it->second.name;
+    log("agent '" + name + "' leaves: its jobs let group '" + it->second.group +
+        "' go at their next step boundary");
+    self->request(options.notify, to_timespan(msg::group_leave_seconds + 5),
+                  msg::group_leave_atom_v, it->second.group)
+        .then(
+            [=](std::int32_t jobs) {
+              log("agent '" + name + "': " + std::to_string(jobs) +
+                  " job(s) let its group go at a step boundary");
+              lose(source, why);
+              then();
+            },
+            [=](const caf::error&) {
+              log("agent '" + name + "': its jobs did not let its group go in time");
+              lose(source, why);
+              then();
+            });
+  };
   // The same agent joined again (agent_roster::join): its earlier session is over, whether or
   // not its down message has come yet.
   auto end_earlier = [=](const joined_agent& earlier) {
@@ -120,7 +150,7 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
           return a;
         }
         self->monitor(sender);
-        st->joined[sender.address()] = {a.member, sender, steady::now(), h.name};
+        st->joined[sender.address()] = {a.member, sender, steady::now(), h.name, h.group};
         log("joined: " + describe(h));
         if (options.directory) {
           hosted_group g;
@@ -156,22 +186,29 @@ caf::behavior agent_registry(caf::event_based_actor* self, agent_registry_option
         st->waiting.emplace_back(wanted, promise);
         return promise;
       },
-      // Edge 2 as well: the agent leaves by itself (SIGTERM); answered so that it may exit.
-      [=](msg::agent_leave_atom) {
-        lose(self->current_sender() ? self->current_sender()->address() : caf::actor_addr{},
-             "it left the run (stopping on a signal)");
-        return msg::agent_leave_atom_v;
+      // Edge 2 as well: the agent leaves by itself (SIGTERM); answered once its jobs let its
+      // group go, so that it may exit.
+      [=](msg::agent_leave_atom) -> caf::result<msg::agent_leave_atom> {
+        const auto addr =
+            self->current_sender() ? self->current_sender()->address() : caf::actor_addr{};
+        auto promise = self->make_response_promise();
+        depart(addr, "it left the run (stopping on a signal)",
+               [promise]() mutable { promise.deliver(msg::agent_leave_atom_v); });
+        return promise;
       },
-      // Edge 2 on the operator's word (`troupe drain AGENT`): the agent is lost to the run, so
-      // its jobs' supervision moves its work, and told the run is over, so it exits 0. "" when
-      // drained, else why not.
-      [=](msg::agent_leave_atom, const std::string& name) -> std::string {
+      // Edge 2 on the operator's word (`troupe drain AGENT`): its jobs let its group go at a
+      // step boundary, then it leaves the roster and is told the run is over, so it exits 0.
+      // "" once drained, else why not.
+      [=](msg::agent_leave_atom, const std::string& name) -> caf::result<std::string> {
         for (const auto& [addr, w] : st->joined)
           if (w.name == name) {
             const auto handle = w.handle;
-            lose(addr, "drained by the operator");
-            self->send(handle, msg::agent_bye_atom_v);
-            return "";
+            auto promise = self->make_response_promise();
+            depart(addr, "drained by the operator", [=]() mutable {
+              self->send(handle, msg::agent_bye_atom_v);
+              promise.deliver(std::string());
+            });
+            return promise;
           }
         return "no agent named '" + name + "' is joined";
       },

@@ -7,8 +7,11 @@
 // Edges:
 //   1 agent_hello          -> agent_answer; accepted: monitored, logged "joined"
 //   2 down of an agent     -> leaves the roster, logged "lost" with the reason and the seconds
-//                             it stayed joined; agent_leave_atom (an agent stopping on SIGTERM)
-//                             does the same at once, and is answered so the agent may exit
+//                             it stayed joined. agent_leave_atom (an agent stopping on SIGTERM;
+//                             with a name, `troupe drain`) first asks the task manager that the
+//                             agent's group leave its jobs at their next step boundary
+//                             (group_leave_atom, bounded by msg::group_leave_seconds), then does
+//                             the same and answers, so the agent may exit
 //   3 (agents_atom, n)     -> answered once n agents are joined (start() waits on it); a request
 //                             timeout is the caller's deadline
 //   4 agent_bye_atom       -> every joined agent gets agent_bye_atom; the registry quits

@@ -62,6 +62,10 @@ caf::message_handler common(job_self self) {
       [=](msg::group_up_atom, const msg::local_ref<group_slot>& slot) {
         if (slot) on_group_joined(self, *slot);
       },
+      // An agent drains or stops: its group leaves at a step boundary (job_growth.hpp).
+      [=](msg::group_leave_atom, const std::string& group) -> caf::result<bool> {
+        return on_group_leave(self, group);
+      },
       // Edge 8: the watchdog.
       [=](msg::wait_atom) {
         auto& st = self->state;
@@ -188,6 +192,7 @@ void finish(job_self self, job_status status, const std::string& error, bool bad
   data->report.bad_input = bad_input;
   auto rel = tagged<msg::release>(self);
   for (const auto& slot : st.launch.slots) self->send(slot.supervisor, rel);
+  answer_group_leaves(self);
   auto fin = tagged<msg::job_finished>(self);
   fin.name = st.launch.cfg.name;
   fin.status = status;

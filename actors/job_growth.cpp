@@ -48,6 +48,57 @@ void on_group_joined(job_self self, const group_slot& slot) {
     st.waiting_groups.push_back(slot);
 }
 
+caf::result<bool> on_group_leave(job_self self, const std::string& group) {
+  auto& st = self->state;
+  bool holds = false;
+  for (std::size_t r = 0; r < st.workers.size(); ++r)
+    holds = holds || (st.workers[r].group == group && st.mem.status(r) != member_status::migrated);
+  if (!holds) return true;
+  if (st.phase != job_phase::running) return false;
+  auto promise = self->make_response_promise();
+  st.leaving.emplace_back(group, promise);
+  log(self, "group '" + group + "' asked to leave: it leaves at the next step boundary");
+  return promise;
+}
+
+bool groups_leave_at_boundary(job_self self) {
+  auto& st = self->state;
+  if (st.leaving.empty() || !st.sync->at_capture_point()) return false;
+  auto leaving = std::move(st.leaving);
+  st.leaving.clear();
+  const auto leaves = [&](std::size_t r) {
+    for (const auto& [group, promise] : leaving)
+      if (st.workers[r].group == group) return true;
+    return false;
+  };
+  bool others = false;
+  for (std::size_t r = 0; r < st.workers.size(); ++r)
+    others = others || (!leaves(r) && st.mem.is_member(r));
+  if (!others) {
+    log(self, "no member would be left at step " + std::to_string(st.step) +
+                  ": the leaving group is lost instead, by the supervision policy");
+    for (auto& [group, promise] : leaving) promise.deliver(false);
+    return false;
+  }
+  std::string who;
+  for (std::size_t r = 0; r < st.workers.size(); ++r)
+    if (leaves(r) && st.mem.leave(static_cast<std::int32_t>(r))) who += " " + st.workers[r].name;
+  // Their supervisor forgets them first, so that their end is no failure.
+  auto rel = tagged<msg::release>(self);
+  for (const auto& [group, promise] : leaving)
+    for (const auto& slot : st.launch.slots)
+      if (slot.group.name == group) self->send(slot.supervisor, rel);
+  note_event(self, "left", "left at step " + std::to_string(st.step) + ":" + who);
+  change_membership(self);
+  for (auto& [group, promise] : leaving) promise.deliver(true);
+  return true;
+}
+
+void answer_group_leaves(job_self self) {
+  for (auto& [group, promise] : self->state.leaving) promise.deliver(true);
+  self->state.leaving.clear();
+}
+
 void take_waiting_groups(job_self self) {
   auto waiting = std::move(self->state.waiting_groups);
   self->state.waiting_groups.clear();

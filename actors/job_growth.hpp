@@ -5,6 +5,17 @@
 // generation, like a restarted worker (actors/membership.hpp edge 5), up to max_devices.
 // The other direction, fewer members than min_devices, is a hold at the step boundary
 // (held_below_min_devices in actors/job_steps.hpp).
+//
+// Leaving (any job, elastic or not): an agent that drains (`troupe drain AGENT`) or stops on
+// SIGTERM asks, through the task manager, that its group leave. The job answers at its next
+// step boundary where a checkpoint could be taken (in `sync: local`, right after an average):
+// the group's ranks leave the membership (not a failure, nothing owed, nothing computed again),
+// its supervisor releases their workers, a new generation re-plans the next step over the
+// others, and the answer (true) lets the agent go. The job answers false at once where it
+// cannot: not running yet or any more, or no member would be left; the agent is then lost as
+// before, and the job's supervision policy handles it.
+#include <string>
+
 #include "actors/job_state.hpp"
 
 namespace troupe::actors {
@@ -13,5 +24,13 @@ namespace troupe::actors {
 void on_group_joined(job_self self, const group_slot& slot);
 // RUNNING begins: the groups that joined meanwhile are taken in.
 void take_waiting_groups(job_self self);
+
+// (group_leave_atom, group): the answer, now or at the next step boundary.
+caf::result<bool> on_group_leave(job_self self, const std::string& group);
+// At a step boundary: the groups asked to leave do. True when the membership changed (the plan
+// of this step is then asked again).
+bool groups_leave_at_boundary(job_self self);
+// The job ends: every leave still waiting is answered (its workers are released with the job).
+void answer_group_leaves(job_self self);
 
 }  // namespace troupe::actors

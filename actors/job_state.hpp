@@ -90,6 +90,8 @@ struct job_state {
   std::shared_ptr<std::atomic<double>> share = std::make_shared<std::atomic<double>>(1.0);
   std::vector<double> weights;
   std::vector<group_slot> waiting_groups;  // elastic: joined before RUNNING (job_growth.hpp)
+  // Groups asked to leave at the next step boundary, and who waits for the answer.
+  std::vector<std::pair<std::string, caf::response_promise>> leaving;
   bool interrupting = false;  // a drain with interrupt: checkpoint, then status interrupted
   bool paused = false;  // elastic: held at a step boundary with fewer than min_devices members
   int answers = 0;      // probes / evaluations answered in the current phase

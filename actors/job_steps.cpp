@@ -331,6 +331,8 @@ void next_step(job_self self) {
   }
   // The leave-out trial sets members aside here, or brings them back to join below.
   if (leave_out_at_boundary(self)) return;
+  // A draining agent's group leaves here; the plan of this step is then asked again without it.
+  if (groups_leave_at_boundary(self)) return;
   // Restarted workers enter here; the plan of this step is then asked again with them.
   if (join_at_boundary(self)) return;
   if (held_below_min_devices(self)) return;

@@ -89,6 +89,7 @@ void membership::replan(member_commands& out, const std::vector<double>& split) 
   if (orphans_.empty() ||
       std::none_of(weights.begin(), weights.end(), [](double w) { return w > 0; }))
     return;
+  count_recomputed();
   std::string text = "step " + std::to_string(step_) + " re-planned:";
   for (const auto& p : orphans_) {
     const auto counts = data::split_weighted(p.count, weights);
@@ -220,6 +221,20 @@ bool membership::set_aside(std::int32_t rank) {
   return true;
 }
 
+bool membership::leave(std::int32_t rank) {
+  const auto r = static_cast<std::size_t>(rank);
+  if (rank < 0 || r >= status_.size() || status_[r] == member_status::migrated) return false;
+  status_[r] = member_status::migrated;
+  owed_[r].clear();
+  return true;
+}
+
+void membership::count_recomputed() {
+  if (recomputed_step_ == step_) return;
+  recomputed_step_ = step_;
+  ++report_.recomputed_steps;
+}
+
 bool membership::bring_back(std::int32_t rank) {
   const auto r = static_cast<std::size_t>(rank);
   if (rank < 0 || r >= status_.size() || status_[r] != member_status::set_aside) return false;
@@ -238,6 +253,7 @@ bool membership::join_at_boundary() {
 }
 
 void membership::abandon_step() {
+  count_recomputed();
   for (auto& q : owed_) q.clear();
   orphans_.clear();
   results_.clear();

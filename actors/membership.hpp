@@ -12,6 +12,7 @@
 //
 //   MEMBER --1--> RESTARTING --2--> JOINING --3--> MEMBER
 //   MEMBER --4--> MIGRATED
+//   MEMBER, SET_ASIDE, JOINING, RESTARTING --7--> MIGRATED
 //   MEMBER --6--> SET_ASIDE --bring_back--> JOINING
 //   (new) --5--> RESTARTING
 //
@@ -24,6 +25,8 @@
 //      takes over the step in flight (3 happens now).
 //   3. at the next step boundary (join_at_boundary).
 //   4. down with action migrate while other ranks remain: its weight is 0 from then on.
+//   7. leaves at a step boundary (leave): its agent drains or stops on SIGTERM. Not a failure:
+//      nothing is owed at a boundary, so nothing is computed again.
 //   6. set aside by the leave-out policy (policies/leave_out.hpp) at a step boundary: a healthy
 //      worker out of the steps, its weight 0, until bring_back makes it JOINING again.
 //
@@ -150,6 +153,8 @@ class membership {
   bool join_at_boundary();
   // At a step boundary: a member leaves the steps (6); false when `rank` is not a member.
   bool set_aside(std::int32_t rank);
+  // At a step boundary: `rank` leaves the job for good (7); false when it was gone already.
+  bool leave(std::int32_t rank);
   // A set-aside rank joins at the next boundary (join_at_boundary); false when it is not aside.
   bool bring_back(std::int32_t rank);
   // The step in flight runs again from its plan (a mode that cannot re-plan a lost member's
@@ -166,6 +171,7 @@ class membership {
 
  private:
   void replan(member_commands& out, const std::vector<double>& weights);
+  void count_recomputed();
 
   std::vector<std::string> names_, groups_;
   std::vector<member_status> status_;
@@ -173,9 +179,10 @@ class membership {
   std::vector<slice_piece> orphans_;           // of a failed rank, waiting for a member
   std::map<std::int64_t, slice_result> results_;
   std::int64_t step_ = 0;
-  std::int64_t seq_ = 0;             // dispatches of the step in flight
-  bool step_failed_ = false;         // a failure hit the step in flight: its time is not typical
-  std::vector<double> reported_at_;  // by rank: when the job reported it hung (-1: not)
+  std::int64_t recomputed_step_ = -1;  // the last step counted in report_.recomputed_steps
+  std::int64_t seq_ = 0;               // dispatches of the step in flight
+  bool step_failed_ = false;           // a failure hit the step in flight: its time is not typical
+  std::vector<double> reported_at_;    // by rank: when the job reported it hung (-1: not)
   std::vector<double> open_recoveries_;  // detection times waiting for the next completed step
   policies::step_deadline deadline_;
   fault_report report_;

@@ -101,7 +101,31 @@ TEST_CASE("a lost member's slice is re-planned over the others by weight, same o
     CHECK(m.report().recovery_ms[0] == doctest::Approx(500.0));
     CHECK(m.report().restarts == (t.restart ? 1 : 0));
     CHECK(m.report().migrations == (t.restart ? 0 : 1));
+    CHECK(m.report().recomputed_steps == 1);
+    // The counted slices are the step's samples, each once.
+    std::int64_t counted = 0;
+    for (const auto& [offset, res] : m.results()) counted += res.count;
+    CHECK(counted == 100);
   }
+}
+
+TEST_CASE("a member that leaves at a boundary is no failure and owes nothing") {
+  auto m = three();
+  m.begin_step(5, {40, 40, 20});
+  for (std::int32_t r = 0; r < 3; ++r) CHECK(m.accept(r, grad(), 0.1));
+  m.step_completed(100, 100, 1.0);
+  CHECK(m.leave(2));
+  CHECK_FALSE(m.leave(2));  // gone already
+  CHECK(m.status(2) == member_status::migrated);
+  CHECK(m.member_weights(weights) == std::vector<double>{2.0, 2.0, 0.0});
+  // Its agent's end afterwards is not a failure either.
+  const auto c = m.on_down(down(2, false), 2.0, weights);
+  CHECK_FALSE(c.new_generation);
+  m.begin_step(6, {50, 50, 0});
+  CHECK(m.pending() == 2);
+  CHECK(m.report().failures == 0);
+  CHECK(m.report().migrations == 0);
+  CHECK(m.report().recomputed_steps == 0);
 }
 
 TEST_CASE("a restarted worker joins at the next boundary, or at once when it is alone") {

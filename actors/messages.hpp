@@ -14,7 +14,8 @@
 //   checkpoint: ckpt_capture, ckpt_part, ckpt_write, ckpt_written
 //   processes : agent_hello, agent_answer, agent_bye_atom, agents_atom (agents joining the
 //               control process over CAF's middleman), host_worker, host_answer (a worker's
-//               device in an agent)
+//               device in an agent), group_leave_atom (an agent's group leaves its jobs at
+//               their next step boundary: drain, SIGTERM)
 //
 // Every message that belongs to a job carries (job, generation). `generation` is the MEMBERSHIP
 // generation (bumped when the member list changes), not a pass over the data (`data_epoch`). A
@@ -581,4 +582,5 @@ CAF_ADD_ATOM(troupe, troupe::msg, cancel_atom, "cancel")
 CAF_ADD_ATOM(troupe, troupe::msg, inject_atom, "inject")
 CAF_ADD_ATOM(troupe, troupe::msg, jobs_atom, "jobs")
 CAF_ADD_ATOM(troupe, troupe::msg, job_end_atom, "jobend")
+CAF_ADD_ATOM(troupe, troupe::msg, group_leave_atom, "groupleave")
 CAF_END_TYPE_ID_BLOCK(troupe)

@@ -78,6 +78,7 @@ nlohmann::json to_json(const job_report& j) {
         {"restarts", j.faults.restarts},
         {"migrations", j.faults.migrations},
         {"lost_steps", j.faults.lost_steps},
+        {"recomputed_steps", j.faults.recomputed_steps},
         {"recovery_ms", j.faults.recovery_ms},
         {"detect_ms", j.faults.detect_ms}}},
       {"sync",

@@ -37,6 +37,9 @@ struct fault_report {
   std::int64_t restarts = 0;
   std::int64_t migrations = 0;
   std::int64_t lost_steps = 0;
+  // Steps some of whose samples were computed again: a lost member's slices re-planned, or the
+  // whole step run again. A graceful leave (drain) recomputes nothing.
+  std::int64_t recomputed_steps = 0;
   std::vector<double> recovery_ms;
   // Injected faults only: from the fault firing to the job seeing the failure (a worker_down, or
   // a step deadline for a silent worker), one per detected fault.

@@ -445,6 +445,29 @@ caf::behavior task_manager(stateful<tm_state>* self, task_manager_options opts) 
       },
       // From the share_allocator: forward each job's new share to it, keep it for the report.
       [=](msg::group_up_atom, const std::string& group) { on_group_up(self, group); },
+      // An agent drains or stops: every running job holding its group lets it leave at its next
+      // step boundary. Answered with how many did (a job that cannot, or does not answer in
+      // time, loses the group instead when the agent goes).
+      [=](msg::group_leave_atom, const std::string& group) -> caf::result<std::int32_t> {
+        std::vector<caf::actor> jobs;
+        for (const auto& [id, run] : self->state.running) {
+          const bool holds = std::any_of(run.held.begin(), run.held.end(),
+                                         [&](const auto& h) { return h.first == group; });
+          if (holds && run.actor) jobs.push_back(run.actor);
+        }
+        if (jobs.empty()) return 0;
+        auto promise = std::make_shared<caf::response_promise>(self->make_response_promise());
+        auto left = std::make_shared<std::size_t>(jobs.size());
+        auto graceful = std::make_shared<std::int32_t>(0);
+        const auto answered = [=](bool ok) {
+          if (ok) ++*graceful;
+          if (--*left == 0) promise->deliver(*graceful);
+        };
+        for (const auto& job : jobs)
+          self->request(job, to_timespan(msg::group_leave_seconds), msg::group_leave_atom_v, group)
+              .then([=](bool ok) { answered(ok); }, [=](const caf::error&) { answered(false); });
+        return *promise;
+      },
       [=](const msg::share_decision& d) {
         auto& st = self->state;
         for (std::size_t i = 0; i < d.names.size() && i < d.shares.size(); ++i)

@@ -30,6 +30,11 @@
 //      step boundary); when it ends INTERRUPTED it is queued again (RUNNING --7--> QUEUED) with
 //      its own checkpoints to resume from, in its old place in the queue.
 //
+// Agents' groups come and go while jobs run: group_up_atom from the registry hands a joined
+// group to the elastic jobs waiting for it; (group_leave_atom, group), an agent draining or
+// stopping, asks every running job holding the group to let it go at its next step boundary,
+// and is answered with how many did.
+//
 // When nothing is queued or running and the runtime waits, the run report is delivered.
 #include <functional>
 #include <map>

@@ -324,6 +324,34 @@ TEST_CASE("a killed child agent is started again, and its worker restarted on it
   check_same_model(hurt.job);
 }
 
+TEST_CASE("an agent stopped with SIGTERM at step 50 leaves at a step boundary, not as a failure") {
+  // A generous hang floor: a loaded host must not turn a slow step into a failure here.
+  const std::string supervision = "{crash: migrate, hang: migrate, hang_floor_s: 30}";
+  for (const std::string& sync : {ps_sync, std::string("{mode: allreduce}")}) {
+    CAPTURE(sync);
+    const auto left = run(config_text("separate", sync, supervision), 50,
+                          [](pid_t pid) { ::kill(pid, SIGTERM); });
+    check_completed(left.job);
+    INFO("events:" << troupe::testing::events_text(left.job));
+    CHECK(left.job.faults.failures == 0);
+    CHECK(left.job.faults.migrations == 0);
+    CHECK(left.job.faults.recomputed_steps == 0);
+    const auto it = std::find_if(left.job.events.begin(), left.job.events.end(),
+                                 [](const troupe::job_event& e) { return e.kind == "left"; });
+    REQUIRE(it != left.job.events.end());
+    CHECK(it->detail.find(" a/0") != std::string::npos);
+    CHECK(it->step >= 50);
+    // Agent a computed nothing after it left; the others trained every step.
+    for (const auto& w : left.job.workers)
+      if (w.name == "a/0") CHECK(w.steps <= it->step);
+    const auto said = std::find_if(left.agent_log.begin(), left.agent_log.end(), [](const auto& l) {
+      return l.find("1 job(s) let its group go at a step boundary") != std::string::npos;
+    });
+    CHECK(said != left.agent_log.end());
+    if (sync == ps_sync) check_same_model(left.job);
+  }
+}
+
 TEST_CASE("an agent stopped with SIGSTOP for 5 s at step 50: the job completes with no lost step") {
   for (const std::string& sync : {ps_sync, std::string("{mode: allreduce}")}) {
     CAPTURE(sync);

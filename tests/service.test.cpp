@@ -303,7 +303,7 @@ TEST_CASE(
   CHECK(r->status == 200);
 }
 
-TEST_CASE("troupe drain AGENT: the agent exits 0 and its job's share moves; no step is lost") {
+TEST_CASE("troupe drain AGENT: the agent leaves at a step boundary and exits 0; nothing fails") {
   service svc("drain");
   svc.start();
   auto agent = svc.agent("a1", {"--metrics", "127.0.0.1:0"});
@@ -312,7 +312,7 @@ TEST_CASE("troupe drain AGENT: the agent exits 0 and its job's share moves; no s
   const auto id =
       svc.submit("jobs:\n" + job_yaml("moving", "a1, s1", 1500,
                                       "    supervision: {crash: migrate, hang: migrate, "
-                                      "lost-group: migrate}\n"))
+                                      "lost-group: migrate, hang_floor_s: 30}\n"))
           .at(0);
   REQUIRE(svc.wait_state(id, "running", 60, 20));
   // The agent's own /metrics while it serves the job's worker.
@@ -335,8 +335,18 @@ TEST_CASE("troupe drain AGENT: the agent exits 0 and its job's share moves; no s
   REQUIRE(svc.wait_state(id, "completed", 240));
   const auto report = svc.job(id).at("report");
   CHECK(report.at("steps") == 1500);
-  CHECK(report.at("faults").at("migrations") >= 1);
+  // A leave, not a loss: no failure, nothing migrated by a policy, nothing computed again.
+  CHECK(report.at("faults").at("failures") == 0);
+  CHECK(report.at("faults").at("migrations") == 0);
+  CHECK(report.at("faults").at("recomputed_steps") == 0);
   CHECK(report.at("faults").at("lost_steps") == 0);
+  CHECK(report.at("sample_audit").at("counted_twice") == 0);
+  CHECK(report.at("sample_audit").at("never_counted") == 0);
+  bool left = false;
+  for (const auto& e : report.at("events"))
+    left = left || (e.at("kind") == "left" &&
+                    e.at("detail").get<std::string>().find("a1/0") != std::string::npos);
+  CHECK(left);
   const auto agents = json::parse(svc.client({"agents", "--json"}).second).at("agents");
   REQUIRE(agents.size() == 1);
   CHECK(agents[0].at("health") == "lost");
