@@ -1,0 +1,121 @@
+// `troupe bench chaos` through the built binary: bad input exits 2 naming what is wrong before
+// anything runs, and faults that keep coming (kills and stops of child agents) lose no step and
+// count no sample twice or never. Goodput is a figure the bench prints, not asserted here.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/binary_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace troupe::testing;
+
+namespace {
+
+fs::path scratch() {
+  return scratch_dir("troupe-bench-chaos-test");
+}
+
+fs::path write(const std::string& name, const std::string& text) {
+  auto p = scratch() / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Two child agents and a device in this process; about 10 s of steps (the agents' devices take
+// a fixed 0.5 ms a sample), so that the faults land while the job runs.
+const char* config =
+    "cluster:\n"
+    "  groups:\n"
+    "    - {name: a, device: sim, base: cpu, row_seconds: 0.0005, count: 1, threads: 1,\n"
+    "       process: separate}\n"
+    "    - {name: b, device: sim, base: cpu, row_seconds: 0.0005, count: 1, threads: 1,\n"
+    "       process: separate}\n"
+    "    - {name: solo, device: cpu, count: 1, threads: 1}\n"
+    "jobs:\n"
+    "  - name: chaos\n"
+    "    model: {kind: mlp, hidden: [32]}\n"
+    "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 4000}}\n"
+    "    optimizer: {kind: sgd, lr: 0.05}\n"
+    "    batch: 64\n"
+    "    max_steps: 600\n"
+    "    epochs: 100\n"
+    "    supervision: {crash: restart, hang: restart, lost-group: restart}\n"
+    "    seed: 5\n"
+    "    deterministic: true\n";
+
+}  // namespace
+
+TEST_CASE("troupe bench chaos: bad input exits 2 naming the flag or the file; nothing runs") {
+  REQUIRE_MESSAGE(fs::exists(troupe_binary()), "build the troupe target first");
+  const auto good = write("chaos.yaml", config).string();
+  struct bad_case {
+    std::string args, says;
+  };
+  const bad_case cases[] = {
+      {good + " --kinds kill,flood", "unknown fault kind 'flood'"},
+      {good + " --rate 0", "--rate"},
+      {good + " --rate -3", "--rate"},
+      {good + " --rate fast", "--rate"},
+      {good + " --seconds 0", "--seconds"},
+      {good + " --kinds ''", "--kinds"},
+      {"/nonexistent/chaos.yaml", "/nonexistent/chaos.yaml"},
+      {good + " --set jobs.0.batch=-1", "batch"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto o = run_troupe_in(scratch(), "bench chaos " + c.args, 60);
+    CAPTURE(o.err);
+    CHECK(o.code == 2);
+    CHECK(o.err.find(c.says) != std::string::npos);
+    CHECK(slurp(scratch() / "stdout.txt").find("median goodput") == std::string::npos);
+  }
+  // No separate group: nothing to fault.
+  auto none = std::string(config);
+  for (auto at = none.find("process: separate"); at != std::string::npos;
+       at = none.find("process: separate"))
+    none.replace(at, 17, "process: local");
+  const auto o = run_troupe_in(scratch(), "bench chaos " + write("none.yaml", none).string(), 60);
+  CHECK(o.code == 2);
+  CHECK(o.err.find("process: separate") != std::string::npos);
+}
+
+TEST_CASE("troupe bench chaos: kills and stops that keep coming lose no step and no sample") {
+  const auto path = write("chaos.yaml", config).string();
+  const auto o = run_troupe_in(
+      scratch(), "bench chaos " + path + " --rate 120 --kinds kill,stop --seconds 30 --seed 3",
+      300);
+  const auto out = slurp(scratch() / "stdout.txt");
+  CAPTURE(out);
+  CAPTURE(o.err);
+  REQUIRE(o.code == 0);
+  // The row of run 1: run faults kill stop part failures clean_s chaos_s goodput lost twice never
+  const auto row_at = out.find("\n1 ");
+  REQUIRE(row_at != std::string::npos);
+  std::istringstream row(out.substr(row_at + 1));
+  int run = 0, faults = 0, kills = 0, stops = 0, parts = 0;
+  long long failures = 0, lost = -1, twice = -1, never = -1;
+  double clean_s = 0, chaos_s = 0, goodput = 0;
+  row >> run >> faults >> kills >> stops >> parts >> failures >> clean_s >> chaos_s >> goodput >>
+      lost >> twice >> never;
+  REQUIRE(row);
+  CHECK(faults >= 1);
+  CHECK(faults == kills + stops);
+  CHECK(parts == 0);
+  CHECK(failures >= 1);  // the job saw them
+  CHECK(lost == 0);
+  CHECK(twice == 0);
+  CHECK(never == 0);
+  CHECK(out.find("worst lost_steps 0; samples counted twice 0, never 0") != std::string::npos);
+}
