@@ -54,7 +54,11 @@ const char* usage =
     "  partition  every packet of the first separate group's agent dropped for 0.5-3 s; that\n"
     "             agent runs in a network namespace of the bench's own (needs root or\n"
     "             CAP_NET_ADMIN, iproute2 and nftables)\n"
-    "Prints per run the faults that landed, the job's failures, goodput (fault-free wall time /\n"
+    "A fault whose kind no agent can take then (none joined, the agent stopped or cut already,\n"
+    "one killed 4 times in the last minute: the run restarts a child agent 5 times a minute)\n"
+    "is drawn but does not land.\n"
+    "Prints per run the faults drawn and landed, the job's failures, goodput (fault-free wall time "
+    "/\n"
     "chaotic wall time), lost_steps, samples counted twice or never in a pass (the job's sample\n"
     "ledger), the relative L2 distance to the fault-free model and whether the fnv1a64\n"
     "fingerprints match; then the medians. --runs pairs of runs; --set as for `troupe run`.";
@@ -130,6 +134,7 @@ class agent_table {
 };
 
 struct chaos_tally {
+  int drawn = 0;                      // faults the clock called for
   std::map<std::string, int> landed;  // by kind
   int total() const {
     int n = 0;
@@ -185,6 +190,10 @@ class chaos_driver {
   // One fault now: a kind from --kinds, on a random agent that can take it. Not counted when
   // nothing could take it (no agent joined, the partition's agent is cut already).
   void fire(std::vector<pending>& undo_at) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++tally_.drawn;
+    }
     const auto live = agents_.live();
     const auto kind =
         o_.kinds[std::uniform_int_distribution<std::size_t>(0, o_.kinds.size() - 1)(rng_)];
@@ -398,9 +407,9 @@ int run(const std::vector<std::string>& argv) {
       job.deterministic ? "true" : "false", o.rate,
       a.get_or("kinds", "kill,stop,partition").c_str(), o.seconds, c.separate.size(),
       partitions ? (" (partitions cut " + c.separate.front() + "'s agent)").c_str() : "", o.runs);
-  std::printf("%-4s %6s %5s %5s %5s %8s %8s %8s %8s %6s %6s %6s %10s %5s\n", "run", "faults",
-              "kill", "stop", "part", "failures", "clean_s", "chaos_s", "goodput", "lost", "twice",
-              "never", "rel_l2", "fnv");
+  std::printf("%-4s %5s %6s %5s %5s %5s %8s %8s %8s %8s %6s %6s %6s %10s %5s\n", "run", "drawn",
+              "faults", "kill", "stop", "part", "failures", "clean_s", "chaos_s", "goodput", "lost",
+              "twice", "never", "rel_l2", "fnv");
   std::vector<double> goodputs, rels;
   int matches = 0;
   std::int64_t worst_lost = 0, twice = 0, never = 0;
@@ -426,10 +435,11 @@ int run(const std::vector<std::string>& argv) {
       const auto it = chaos.tally.landed.find(k);
       return it == chaos.tally.landed.end() ? 0 : it->second;
     };
-    std::printf("%-4lld %6d %5d %5d %5d %8lld %8.2f %8.2f %8.3f %6lld %6lld %6lld %10.3g %5s\n",
-                r + 1, chaos.tally.total(), landed("kill"), landed("stop"), landed("partition"),
-                static_cast<long long>(j.faults.failures), clean.job.wall_seconds, j.wall_seconds,
-                goodput, static_cast<long long>(j.faults.lost_steps), static_cast<long long>(t),
+    std::printf("%-4lld %5d %6d %5d %5d %5d %8lld %8.2f %8.2f %8.3f %6lld %6lld %6lld %10.3g %5s\n",
+                r + 1, chaos.tally.drawn, chaos.tally.total(), landed("kill"), landed("stop"),
+                landed("partition"), static_cast<long long>(j.faults.failures),
+                clean.job.wall_seconds, j.wall_seconds, goodput,
+                static_cast<long long>(j.faults.lost_steps), static_cast<long long>(t),
                 static_cast<long long>(n), rel, match ? "same" : "other");
     std::fflush(stdout);
   }

@@ -100,17 +100,18 @@ TEST_CASE("troupe bench chaos: kills and stops that keep coming lose no step and
   CAPTURE(out);
   CAPTURE(o.err);
   REQUIRE(o.code == 0);
-  // The row of run 1: run faults kill stop part failures clean_s chaos_s goodput lost twice never
+  // Run 1: run drawn faults kill stop part failures clean_s chaos_s goodput lost twice never
   const auto row_at = out.find("\n1 ");
   REQUIRE(row_at != std::string::npos);
   std::istringstream row(out.substr(row_at + 1));
-  int run = 0, faults = 0, kills = 0, stops = 0, parts = 0;
+  int run = 0, drawn = 0, faults = 0, kills = 0, stops = 0, parts = 0;
   long long failures = 0, lost = -1, twice = -1, never = -1;
   double clean_s = 0, chaos_s = 0, goodput = 0;
-  row >> run >> faults >> kills >> stops >> parts >> failures >> clean_s >> chaos_s >> goodput >>
-      lost >> twice >> never;
+  row >> run >> drawn >> faults >> kills >> stops >> parts >> failures >> clean_s >> chaos_s >>
+      goodput >> lost >> twice >> never;
   REQUIRE(row);
   CHECK(faults >= 1);
+  CHECK(drawn >= faults);
   CHECK(faults == kills + stops);
   CHECK(parts == 0);
   CHECK(failures >= 1);  // the job saw them
