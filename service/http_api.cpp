@@ -7,11 +7,16 @@
 #include <nlohmann/json.hpp>
 
 #include "core/launcher_env.hpp"
+#include "core/request_deadlines.hpp"
 #include "service/api_backend.hpp"
 #include "service/dashboard_assets.hpp"
 
 namespace troupe::service {
 namespace {
+
+// The API's pool: slow clients (each cut at its request deadline) leave room for probes and
+// operators; an idle thread costs a stack's address space, not memory.
+constexpr std::size_t api_threads = 128;
 
 using json = nlohmann::json;
 
@@ -45,11 +50,43 @@ httplib::Server::Handler guarded(F f) {
 }
 
 // The request's JSON body, which must be an object.
-json body_of(const httplib::Request& req) {
-  auto body = json::parse(req.body, nullptr, false);
+json body_of(const std::string& text) {
+  auto body = json::parse(text, nullptr, false);
   if (body.is_discarded() || !body.is_object())
     throw input_error("the request body must be a JSON object");
   return body;
+}
+
+// A POST handler that gets the body as read: counted as it arrives, with Content-Length or
+// chunked, and refused with 413 past `limit` bytes. cpp-httplib 0.11 checks its own payload limit
+// against Content-Length only, so a chunked body of any size would reach the handler. The
+// connection closes after a refusal: the rest of the body is never read.
+template <class F>
+httplib::Server::HandlerWithContentReader with_body(std::size_t limit, F f) {
+  const auto handler = guarded(f);
+  return [=](const httplib::Request& req, httplib::Response& res,
+             const httplib::ContentReader& reader) {
+    std::string body;
+    bool over = false;
+    reader([&](const char* data, std::size_t n) {
+      if (body.size() + n > limit) {
+        over = true;
+        return false;
+      }
+      body.append(data, n);
+      return true;
+    });
+    if (over) {
+      res.set_header("Connection", "close");
+      return fail(res, 413,
+                  "the request body is over the limit of " + std::to_string(limit) + " bytes");
+    }
+    httplib::Request with = req;
+    with.body = std::move(body);
+    // The body is in: the handler may take its time (a drain waits for a step boundary).
+    deadline_pool::handler_started();
+    handler(with, res);
+  };
 }
 
 std::string string_field(const json& body, const char* key, bool required) {
@@ -86,8 +123,10 @@ void add_api_routes(httplib::Server& srv, api_backend& service, const http_optio
   srv.Get("/metrics", guarded([&service](const httplib::Request&, httplib::Response& res) {
             res.set_content(service.metrics(), "text/plain; version=0.0.4; charset=utf-8");
           }));
-  srv.Post("/api/v1/jobs", guarded([&service](const httplib::Request& req, httplib::Response& res) {
-             const auto body = body_of(req);
+  const auto limit = options.max_body_bytes;
+  srv.Post("/api/v1/jobs",
+           with_body(limit, [&service](const httplib::Request& req, httplib::Response& res) {
+             const auto body = body_of(req.body);
              const auto yaml = string_field(body, "yaml", true);
              auto source = string_field(body, "file", false);
              if (source.empty()) source = "submitted.yaml";
@@ -130,13 +169,13 @@ void add_api_routes(httplib::Server& srv, api_backend& service, const http_optio
             reply(res, 200, service.logs(req.matches[1], offset, 256 * 1024));
           }));
   srv.Post("/api/v1/jobs/" + id + "/cancel",
-           guarded([&service](const httplib::Request& req, httplib::Response& res) {
+           with_body(limit, [&service](const httplib::Request& req, httplib::Response& res) {
              service.cancel(req.matches[1]);
              reply(res, 202, {{"id", req.matches[1]}, {"state", "cancelling"}});
            }));
   srv.Post("/api/v1/jobs/" + id + "/inject",
-           guarded([&service](const httplib::Request& req, httplib::Response& res) {
-             const auto spec = string_field(body_of(req), "spec", true);
+           with_body(limit, [&service](const httplib::Request& req, httplib::Response& res) {
+             const auto spec = string_field(body_of(req.body), "spec", true);
              service.inject(req.matches[1], spec);
              reply(res, 202, {{"id", req.matches[1]}, {"spec", spec}});
            }));
@@ -144,7 +183,7 @@ void add_api_routes(httplib::Server& srv, api_backend& service, const http_optio
             reply(res, 200, service.agents());
           }));
   srv.Post("/api/v1/agents/" + id + "/drain",
-           guarded([&service](const httplib::Request& req, httplib::Response& res) {
+           with_body(limit, [&service](const httplib::Request& req, httplib::Response& res) {
              service.drain_agent(req.matches[1]);
              reply(res, 202, {{"agent", req.matches[1]}, {"state", "drained"}});
            }));
@@ -170,10 +209,12 @@ bool api_open_path(const std::string& path) {
 }
 
 http_api::http_api(api_backend& service, http_options options)
-    : http_([&] {
-        if (!options.security.open_path) options.security.open_path = api_open_path;
-        return options.security;
-      }()) {
+    : http_(
+          [&] {
+            if (!options.security.open_path) options.security.open_path = api_open_path;
+            return options.security;
+          }(),
+          api_threads) {
   add_api_routes(http_.server(), service, options);
   http_.start(options.address, "--http");
 }

@@ -88,7 +88,10 @@ class memory_stream final : public httplib::Stream {
 class harness_server final : public httplib::Server {
  public:
   harness_server() {
-    troupe::service::add_api_routes(*this, backend_, troupe::service::http_options{});
+    // A small body limit, so that committed inputs can pass it with Content-Length and chunked.
+    troupe::service::http_options options;
+    options.max_body_bytes = 4096;
+    troupe::service::add_api_routes(*this, backend_, options);
   }
   bool serve_one(httplib::Stream& stream, bool last, bool& closed) {
     return process_request(stream, last, closed, [](httplib::Request&) {});
