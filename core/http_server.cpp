@@ -4,13 +4,24 @@
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 
+#include <atomic>
+#include <chrono>
+
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/launcher_env.hpp"
+#include "core/request_deadlines.hpp"
 #include "core/secret.hpp"
 #include "core/tls_log.hpp"
 
 namespace troupe {
 namespace {
+
+// A request's headers, and then its body, must arrive within this; so must the next request on
+// a kept-alive connection.
+constexpr double request_seconds = 10.0;
+// Connections the kernel queues before the pool takes them (cpp-httplib 0.11 listens with 5).
+constexpr int listen_backlog = 1024;
 
 std::unique_ptr<httplib::Server> make_server(const std::shared_ptr<http_security>& s) {
   if (s->cert_path.empty() && s->key_path.empty()) return std::make_unique<httplib::Server>();
@@ -21,6 +32,7 @@ std::unique_ptr<httplib::Server> make_server(const std::shared_ptr<http_security
         SSL_CTX_use_PrivateKey_file(&ctx, s->key_path.c_str(), SSL_FILETYPE_PEM) != 1)
       return false;
     log_tls_failures(&ctx, &s->log);
+    on_tls_handshake_start(&ctx, &deadline_pool::on_handshake_start);
     return true;
   });
   if (!srv->is_valid())
@@ -38,23 +50,29 @@ std::string bearer_of(const std::string& authorization) {
   return authorization.substr(scheme.size());
 }
 
-http_server::http_server(http_security security)
+http_server::http_server(http_security security, std::size_t threads)
     : security_(std::make_shared<http_security>(std::move(security))) {
   server_ = make_server(security_);
   tls_ = !security_->cert_path.empty();
   // SO_REUSEADDR (a restart binds at once over connections in TIME_WAIT), but not cpp-httplib's
   // default SO_REUSEPORT, with which a second server on a taken port starts and the kernel
   // splits the clients between the two.
-  server_->set_socket_options([](socket_t sock) {
+  server_->set_socket_options([fd = listen_fd_](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    *fd = sock;
   });
-  // A client that stops sending is dropped instead of holding a thread.
+  // A client that stops sending is dropped instead of holding a thread; one that sends slowly
+  // is dropped at the request deadline (core/request_deadlines.hpp).
   server_->set_read_timeout(10, 0);
   server_->set_write_timeout(10, 0);
-  if (!security_->token) return;
+  server_->new_task_queue = [threads] { return new deadline_pool(threads, request_seconds); };
+  server_->set_logger(
+      [](const httplib::Request&, const httplib::Response&) { deadline_pool::answered(); });
   server_->set_pre_routing_handler([s = security_](const httplib::Request& req,
                                                    httplib::Response& res) {
+    deadline_pool::headers_read();
+    if (!s->token) return httplib::Server::HandlerResponse::Unhandled;
     if (s->open_path && s->open_path(req.path)) return httplib::Server::HandlerResponse::Unhandled;
     const auto given = bearer_of(req.get_header_value("Authorization"));
     if (same_secret(given, s->token())) return httplib::Server::HandlerResponse::Unhandled;
@@ -72,8 +90,15 @@ http_server::http_server(http_security security)
 }
 
 http_server::~http_server() {
+  if (!thread_.joinable()) return;
+  // cpp-httplib 0.11's stop() does nothing until its listen loop has begun on our thread: a
+  // server dropped right after start() (an error just after it, at a service's start) would
+  // serve on and this join would never return. Wait for the loop first, with a deadline.
+  const auto until = steady::now() + std::chrono::seconds(5);
+  while (!server_->is_running() && !*listen_done_ && steady::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   server_->stop();
-  if (thread_.joinable()) thread_.join();
+  thread_.join();
 }
 
 void http_server::start(const std::string& address, const std::string& flag) {
@@ -82,8 +107,13 @@ void http_server::start(const std::string& address, const std::string& flag) {
                        ? server_->bind_to_any_port(where.host)
                        : (server_->bind_to_port(where.host, where.port) ? where.port : -1);
   if (port <= 0) throw input_error(flag + " " + address + ": cannot listen there");
+  // listen(2) again on a listening socket sets its backlog anew.
+  if (*listen_fd_ >= 0) ::listen(*listen_fd_, listen_backlog);
   port_ = static_cast<std::uint16_t>(port);
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  thread_ = std::thread([this, done = listen_done_] {
+    server_->listen_after_bind();
+    *done = true;
+  });
 }
 
 void check_loopback_or_insecure(const std::string& address, const std::string& flag,

@@ -8,6 +8,7 @@
 // the open paths must carry the token as `Authorization: Bearer TOKEN` (compared in constant
 // time; a missing or wrong one gets 401). Refusals and failed TLS handshakes are logged with the
 // peer's address, never with what it sent as a token.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,7 +35,9 @@ struct http_security {
 
 class http_server {
  public:
-  explicit http_server(http_security security = {});
+  // `threads`: the pool that serves connections. A port that slow clients may crowd needs
+  // room for probes beside them while each waits for its request deadline.
+  explicit http_server(http_security security = {}, std::size_t threads = 16);
   // Stops serving and joins the thread.
   ~http_server();
   http_server(const http_server&) = delete;
@@ -51,6 +54,8 @@ class http_server {
   std::shared_ptr<http_security> security_;
   bool tls_ = false;
   std::uint16_t port_ = 0;
+  std::shared_ptr<int> listen_fd_ = std::make_shared<int>(-1);  // set while binding
+  std::shared_ptr<std::atomic<bool>> listen_done_ = std::make_shared<std::atomic<bool>>(false);
   std::thread thread_;
 };
 

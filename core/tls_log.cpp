@@ -25,8 +25,16 @@ int peer_index() {
   return index;
 }
 
+int hook_index() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
 void on_info(const SSL* ssl, int where, int ret) {
   if (where & SSL_CB_HANDSHAKE_START) {
+    if (auto* hook = reinterpret_cast<void (*)(int)>(
+            SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), hook_index())))
+      hook(SSL_get_fd(ssl));
     auto* s = const_cast<SSL*>(ssl);
     if (!SSL_get_ex_data(s, peer_index()))
       SSL_set_ex_data(s, peer_index(), new std::string(peer_of_socket(SSL_get_fd(ssl))));
@@ -81,6 +89,10 @@ void ignore_broken_pipes() {
 void log_tls_failures(ssl_ctx_st* ctx, const std::function<void(const std::string&)>* log) {
   SSL_CTX_set_ex_data(ctx, log_index(), const_cast<std::function<void(const std::string&)>*>(log));
   SSL_CTX_set_info_callback(ctx, on_info);
+}
+
+void on_tls_handshake_start(ssl_ctx_st* ctx, void (*hook)(int fd)) {
+  SSL_CTX_set_ex_data(ctx, hook_index(), reinterpret_cast<void*>(hook));
 }
 
 }  // namespace troupe

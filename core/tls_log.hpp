@@ -13,6 +13,11 @@ namespace troupe {
 // `log` as one line naming the peer's address and the alert. `log` must outlive `ctx`.
 void log_tls_failures(ssl_ctx_st* ctx, const std::function<void(const std::string&)>* log);
 
+// From now on, `hook` gets the socket of every connection of `ctx` whose handshake starts, on
+// the thread that serves it (core/request_deadlines.hpp names the socket to its watchdog so).
+// Needs log_tls_failures on `ctx` (its callback is the one OpenSSL calls).
+void on_tls_handshake_start(ssl_ctx_st* ctx, void (*hook)(int fd));
+
 // OpenSSL writes to its socket with write(2): a peer that went away would raise SIGPIPE and end
 // the whole process (a client closing early could kill the service). Every user of TLS calls
 // this: SIGPIPE is ignored process-wide, and the write fails with EPIPE instead.

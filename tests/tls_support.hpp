@@ -11,8 +11,11 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 namespace troupe::testing {
 
@@ -63,5 +66,52 @@ inline bool send_tls_and_close(int port, const std::string& bytes) {
   ::close(fd);
   return shook;
 }
+
+// A slowloris: completes a TLS handshake, then sends a request's headers one byte every
+// `every` until the server cuts it off or the object goes. cut() says whether the server did.
+class slow_tls_client {
+ public:
+  slow_tls_client(int port, std::chrono::milliseconds every) {
+    fd_ = connect_loopback(port);
+    if (fd_ < 0) return;
+    ctx_ = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_verify(ctx_, SSL_VERIFY_NONE, nullptr);
+    ssl_ = SSL_new(ctx_);
+    SSL_set_fd(ssl_, fd_);
+    if (SSL_connect(ssl_) != 1) return;
+    thread_ = std::thread([this, every] {
+      const std::string request = "GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+      for (std::size_t i = 0; !stop_; ++i) {
+        const char c = i < request.size() ? request[i] : 'a';
+        if (SSL_write(ssl_, &c, 1) != 1) {
+          cut_ = true;
+          return;
+        }
+        for (auto waited = std::chrono::milliseconds(0); waited < every && !stop_;
+             waited += std::chrono::milliseconds(50))
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
+  ~slow_tls_client() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    if (ssl_) SSL_free(ssl_);
+    if (ctx_) SSL_CTX_free(ctx_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  slow_tls_client(const slow_tls_client&) = delete;
+  slow_tls_client& operator=(const slow_tls_client&) = delete;
+
+  bool connected() const { return thread_.joinable(); }
+  bool cut() const { return cut_; }
+
+ private:
+  int fd_ = -1;
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+  std::thread thread_;
+  std::atomic<bool> stop_{false}, cut_{false};
+};
 
 }  // namespace troupe::testing
