@@ -60,27 +60,34 @@ json body_of(const std::string& text) {
 // A POST handler that gets the body as read: counted as it arrives, with Content-Length or
 // chunked, and refused with 413 past `limit` bytes. cpp-httplib 0.11 checks its own payload limit
 // against Content-Length only, so a chunked body of any size would reach the handler. The
-// connection closes after a refusal: the rest of the body is never read.
+// connection closes after a refusal.
 template <class F>
 httplib::Server::HandlerWithContentReader with_body(std::size_t limit, F f) {
   const auto handler = guarded(f);
   return [=](const httplib::Request& req, httplib::Response& res,
              const httplib::ContentReader& reader) {
     std::string body;
-    bool over = false;
-    reader([&](const char* data, std::size_t n) {
-      if (body.size() + n > limit) {
-        over = true;
-        return false;
+    // httplib itself refuses (and reads past) a Content-Length over the limit: the reader then
+    // fails without calling us. A chunked body is counted here; past the limit the rest is read
+    // and dropped, up to 16 times the limit, so that a client still sending gets the 413.
+    bool over = req.has_header("Content-Length") &&
+                req.get_header_value<std::uint64_t>("Content-Length") > limit;
+    std::size_t dropped = 0;
+    const bool read = reader([&](const char* data, std::size_t n) {
+      if (!over && body.size() + n <= limit) {
+        body.append(data, n);
+        return true;
       }
-      body.append(data, n);
-      return true;
+      over = true;
+      body.clear();
+      dropped += n;
+      return dropped <= 16 * limit;
     });
-    if (over) {
-      res.set_header("Connection", "close");
+    if (over || !read) res.set_header("Connection", "close");
+    if (over)
       return fail(res, 413,
                   "the request body is over the limit of " + std::to_string(limit) + " bytes");
-    }
+    if (!read) return fail(res, 400, "the request body could not be read");
     httplib::Request with = req;
     with.body = std::move(body);
     // The body is in: the handler may take its time (a drain waits for a step boundary).

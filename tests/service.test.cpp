@@ -277,6 +277,7 @@ TEST_CASE(
   CHECK(r->status == 400);
   CHECK(error_of(r).find("'yaml' must be a string") != std::string::npos);
   r = c.Post("/api/v1/jobs", std::string(2 << 20, 'x'), "application/json");
+  REQUIRE(r);
   CHECK(r->status == 413);
   CHECK(!error_of(r).empty());
   r = c.Get("/api/v1/nothing");
