@@ -53,7 +53,7 @@ void deadline_pool::shutdown() {
     std::lock_guard<std::mutex> lock(mu_);
     workers_gone_ = true;
   }
-  cv_.notify_all();
+  watch_cv_.notify_all();
   if (watchdog_.joinable()) watchdog_.join();
 }
 
@@ -81,7 +81,8 @@ void deadline_pool::watch() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return workers_gone_; }))
+      if (watch_cv_.wait_for(lock, std::chrono::milliseconds(250),
+                             [this] { return workers_gone_; }))
         return;
     }
     const auto now = steady::now();

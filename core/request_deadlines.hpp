@@ -62,7 +62,9 @@ class deadline_pool final : public httplib::TaskQueue {
   std::vector<std::thread> threads_;
   std::thread watchdog_;
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;  // workers wait on it for connections
+  // The watchdog's own: a connection's notify_one must wake a worker, never the watchdog.
+  std::condition_variable watch_cv_;
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
   bool workers_gone_ = false;
