@@ -47,7 +47,9 @@ std::string first_line(const std::filesystem::path& p) {
 }
 
 // One local cpu worker and the group `far` in an agent; `steps` sim steps.
-std::string write_config(int steps) {
+// `hold_s` > 0: each step waits that long for the cpu group's part (a delay fault), so that the
+// job outlasts what a test does to it while it runs, however fast the host.
+std::string write_config(int steps, double hold_s = 0) {
   const auto path = scratch / ("secure-" + std::to_string(steps) + ".yaml");
   std::ofstream(path)
       << "cluster:\n  groups:\n    - {name: cpu, device: cpu, count: 1}\n"
@@ -58,6 +60,10 @@ std::string write_config(int steps) {
          "    model: {kind: mlp, hidden: [16]}\n    optimizer: {kind: sgd, lr: 0.05}\n"
          "    batch: 64\n    epochs: 1000\n    max_steps: "
       << steps << "\n";
+  if (hold_s > 0)
+    std::ofstream(path, std::ios::app)
+        << "    faults: [{step: 0, action: delay, target: cpu, seconds: " << hold_s
+        << ", until_step: " << steps - 1 << "}]\n";
   return path.string();
 }
 
@@ -171,10 +177,11 @@ TEST_CASE(
   const auto state = scratch / "j-state";
   const auto report = scratch / "j-report.json";
   const int steps = 400;
-  troupe_process run(scratch, "j-run",
-                     {"run", write_config(steps), "--listen", "127.0.0.1:0", "--wait-agents", "1",
-                      "--agent-wait", "120", "--http", "127.0.0.1:0", "--state", state.string(),
-                      "--report", report.string(), "--log-dir", (scratch / "j-logs").string()});
+  troupe_process run(
+      scratch, "j-run",
+      {"run", write_config(steps, 0.05), "--listen", "127.0.0.1:0", "--wait-agents", "1",
+       "--agent-wait", "120", "--http", "127.0.0.1:0", "--state", state.string(), "--report",
+       report.string(), "--log-dir", (scratch / "j-logs").string()});
   const int join = port_after(run, "listening for agents on 127.0.0.1:");
   const int http = port_after(run, "dashboard on https://127.0.0.1:");
   troupe_process agent(scratch, "j-agent",
