@@ -229,6 +229,11 @@ job_store::job_store(const std::string& dir, bool reset) {
     throw input_error(path_ + ": cannot open: " + msg);
   }
   try {
+    // SQLite opens a file it may not write read-only, without a word: serve would start and
+    // then answer every submission 503. Refused at the start instead.
+    if (sqlite3_db_readonly(db_, "main") == 1)
+      throw input_error(path_ + ": read-only; serve writes its state there (check the file's " +
+                        "and the directory's permissions and attributes)");
     open_schema();
     // --reset over earlier jobs' files: their ids are never given again.
     if (earlier.first > 0) {
@@ -279,7 +284,19 @@ void job_store::open_schema() {
                             "'); is the directory on a network file system?");
   }
   exec(db_, path_, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", "setting pragmas");
-  if (version == schema_version) return;
+  if (version == schema_version) {
+    // A database damaged past its header (a page, a dropped table) is refused here, at the
+    // start, as bad state (exit 2), before agents join and jobs are read from it.
+    try {
+      stmt check(db_, path_, "checking the database", "PRAGMA quick_check");
+      const std::string verdict = check.step() ? check.text(0) : "no answer";
+      if (verdict != "ok") throw input_error(path_ + ": damaged: " + verdict.substr(0, 200));
+      list();
+    } catch (const sqlite_error& e) {
+      throw input_error(std::string(e.what()) + " (a damaged troupe state database)");
+    }
+    return;
+  }
 
   transaction t(db_, path_);
   // Another process may have created the schema between our read and our write lock.

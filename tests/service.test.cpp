@@ -2,6 +2,7 @@
 // clients on loopback, with the service killed, stopped and started again over one state
 // directory.
 #include <httplib.h>
+#include <sqlite3.h>
 
 #include "tests/service_support.hpp"
 #include "tests/tls_support.hpp"
@@ -104,6 +105,35 @@ TEST_CASE("one serve per state directory and per port; no silent start over earl
   svc.start({"--reset"});
   const auto next = svc.submit("jobs:\n" + job_yaml("first", "s1", 5)).at(0);
   CHECK(next == "first-2");
+}
+
+TEST_CASE("a database damaged past its header: serve exits 2 at once, an agent joining or not") {
+  service svc("damaged");
+  svc.start();
+  const auto first = svc.submit("jobs:\n" + job_yaml("first", "s1", 5)).at(0);
+  REQUIRE(svc.wait_state(first, "completed", 60));
+  svc.process().kill(SIGTERM);
+  REQUIRE(svc.process().wait_for_exit(60) == 0);
+  // A table gone (a tool, a bad restore): the header and schema version still look right.
+  sqlite3* db = nullptr;
+  const auto path = (std::filesystem::path(svc.state_dir()) / "troupe.db").string();
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  CHECK(sqlite3_exec(db, "DROP TABLE events", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    // An agent trying to join all the while (it once hung serve's exit on this path).
+    troupe_process agent(scratch, "damaged-agent",
+                         {"agent", "--join", svc.listen_address(), "--name", "a1", "--group", "a1",
+                          "--device", "sim", "--state", svc.state_dir(), "--join-timeout", "30"});
+    troupe_process again(scratch, "damaged-serve",
+                         {"serve", "--state", svc.state_dir(), "--listen", svc.listen_address(),
+                          "--http", svc.http_address()});
+    // A bound, not the figure: it exits in well under a second here.
+    CHECK(again.wait_for_exit(30) == 2);
+    CHECK(again.err().find(path) != std::string::npos);
+    CHECK(again.err().find("events") != std::string::npos);
+  }
 }
 
 TEST_CASE(
@@ -276,6 +306,13 @@ TEST_CASE(
   r = c.Post("/api/v1/jobs", R"({"yaml": 7})", "application/json");
   CHECK(r->status == 400);
   CHECK(error_of(r).find("'yaml' must be a string") != std::string::npos);
+  // A field the endpoint does not know is refused, named, not ignored; nothing is queued.
+  r = c.Post("/api/v1/jobs", R"({"yaml": "jobs: []", "sets": ["batch=2"]})", "application/json");
+  CHECK(r->status == 400);
+  CHECK(error_of(r).find("unknown field 'sets' (known: yaml, file, set)") != std::string::npos);
+  r = c.Post("/api/v1/jobs/x-1/cancel", R"({"force": true})", "application/json");
+  CHECK(r->status == 400);
+  CHECK(error_of(r).find("unknown field 'force'") != std::string::npos);
   r = c.Post("/api/v1/jobs", std::string(2 << 20, 'x'), "application/json");
   REQUIRE(r);
   CHECK(r->status == 413);

@@ -98,6 +98,8 @@ class service {
     REQUIRE(serve_->wait_for_text("troupe serve: API on https://", 60));
   }
   troupe_process& process() { return *serve_; }
+  const std::string& listen_address() const { return listen_; }
+  const std::string& http_address() const { return http_; }
   std::string url() const { return "https://" + http_; }
   // The service's token and CA (made at its first start), as a client on this machine finds them.
   std::string token() const {
