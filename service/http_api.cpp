@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -49,11 +51,25 @@ httplib::Server::Handler guarded(F f) {
   };
 }
 
-// The request's JSON body, which must be an object.
-json body_of(const std::string& text) {
+// The request's JSON body, which must be an object of `fields` at most: a field the endpoint
+// does not know (a typo, a client of another version) is refused, naming it, rather than
+// ignored. An empty body counts as {} where `empty_ok`.
+json body_of(const std::string& text, std::initializer_list<const char*> fields,
+             bool empty_ok = false) {
+  if (empty_ok && text.find_first_not_of(" \t\r\n") == std::string::npos) return json::object();
   auto body = json::parse(text, nullptr, false);
   if (body.is_discarded() || !body.is_object())
     throw input_error("the request body must be a JSON object");
+  for (const auto& [key, value] : body.items()) {
+    if (std::find_if(fields.begin(), fields.end(), [&](const char* f) { return key == f; }) !=
+        fields.end())
+      continue;
+    std::string known;
+    for (const char* f : fields) known += std::string(known.empty() ? "" : ", ") + f;
+    throw input_error("unknown field '" + key.substr(0, 100) + "' (" +
+                      (known.empty() ? std::string("this request takes none") : "known: " + known) +
+                      ")");
+  }
   return body;
 }
 
@@ -133,7 +149,7 @@ void add_api_routes(httplib::Server& srv, api_backend& service, const http_optio
   const auto limit = options.max_body_bytes;
   srv.Post("/api/v1/jobs",
            with_body(limit, [&service](const httplib::Request& req, httplib::Response& res) {
-             const auto body = body_of(req.body);
+             const auto body = body_of(req.body, {"yaml", "file", "set"});
              const auto yaml = string_field(body, "yaml", true);
              auto source = string_field(body, "file", false);
              if (source.empty()) source = "submitted.yaml";
@@ -177,12 +193,13 @@ void add_api_routes(httplib::Server& srv, api_backend& service, const http_optio
           }));
   srv.Post("/api/v1/jobs/" + id + "/cancel",
            with_body(limit, [&service](const httplib::Request& req, httplib::Response& res) {
+             body_of(req.body, {}, true);
              service.cancel(req.matches[1]);
              reply(res, 202, {{"id", req.matches[1]}, {"state", "cancelling"}});
            }));
   srv.Post("/api/v1/jobs/" + id + "/inject",
            with_body(limit, [&service](const httplib::Request& req, httplib::Response& res) {
-             const auto spec = string_field(body_of(req.body), "spec", true);
+             const auto spec = string_field(body_of(req.body, {"spec"}), "spec", true);
              service.inject(req.matches[1], spec);
              reply(res, 202, {{"id", req.matches[1]}, {"spec", spec}});
            }));
@@ -191,6 +208,7 @@ void add_api_routes(httplib::Server& srv, api_backend& service, const http_optio
           }));
   srv.Post("/api/v1/agents/" + id + "/drain",
            with_body(limit, [&service](const httplib::Request& req, httplib::Response& res) {
+             body_of(req.body, {}, true);
              service.drain_agent(req.matches[1]);
              reply(res, 202, {{"agent", req.matches[1]}, {"state", "drained"}});
            }));
