@@ -72,12 +72,18 @@ class map_view {
   void name(const std::string& k, std::string& out) const {
     require(k);
     out = cx_.as_string(node(k), path(k));
-    // Names become log file names and fault targets (GROUP/INDEX): keep them to safe characters.
-    const bool ok = !out.empty() && std::all_of(out.begin(), out.end(), [](unsigned char c) {
-      return std::isalnum(c) || c == '_' || c == '-' || c == '.';
-    });
+    // Names become file and directory names (logs, checkpoints) and fault targets (GROUP/INDEX):
+    // safe characters, starting with a letter or a digit (so never "." or ".."), at most 64.
+    const bool ok = !out.empty() && out.size() <= 64 &&
+                    std::isalnum(static_cast<unsigned char>(out[0])) &&
+                    std::all_of(out.begin(), out.end(), [](unsigned char c) {
+                      return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+                    });
     if (!ok)
-      fail(k, "must be a non-empty name of letters, digits, '_', '-' or '.'; got \"" + out + "\"");
+      fail(k,
+           "must be 1 to 64 letters, digits, '_', '-' or '.', starting with a letter or a digit; "
+           "got \"" +
+               out.substr(0, 80) + "\"");
   }
   // A list of strings; a single string counts as a list of one.
   void strings(const std::string& k, std::vector<std::string>& out) const {
