@@ -64,8 +64,7 @@ caf::result<bool> on_group_leave(job_self self, const std::string& group) {
 bool groups_leave_at_boundary(job_self self) {
   auto& st = self->state;
   // Not while a checkpoint is being captured: the member asked for its part may be leaving.
-  if (st.leaving.empty() || !st.sync->at_capture_point() || st.ckpt.cycle.in_flight())
-    return false;
+  if (st.leaving.empty() || !st.sync->at_capture_point() || st.ckpt.cycle.in_flight()) return false;
   auto leaving = std::move(st.leaving);
   st.leaving.clear();
   const auto leaves = [&](std::size_t r) {

@@ -38,21 +38,15 @@ const std::string allreduce = "{mode: allreduce}";
 // two cpu devices, checkpointing every 10 steps into `ckpt_dir` (none when empty).
 std::string config_text(std::int64_t max_steps, const std::string& sync,
                         const std::string& ckpt_dir, const std::string& lr = "0.01") {
-  auto text = troupe::testing::small_mlp_config(
-      "rs", "    - {name: cpu, device: cpu, count: 2, threads: 1, weight: 1.0}\n",
-      "{kind: adam, lr: " + lr + "}", sync, max_steps);
-  if (!ckpt_dir.empty()) text += "    checkpoint: {dir: " + ckpt_dir + ", every_steps: 10}\n";
-  return text;
+  return troupe::testing::with_checkpoints(
+      troupe::testing::small_mlp_config(
+          "rs", "    - {name: cpu, device: cpu, count: 2, threads: 1, weight: 1.0}\n",
+          "{kind: adam, lr: " + lr + "}", sync, max_steps),
+      ckpt_dir);
 }
 
 troupe::job_report run(const std::string& yaml, const std::string& resume = "") {
-  troupe::runtime_options opts;
-  opts.wait_seconds = 120;
-  opts.resume_dir = resume;
-  troupe::runtime rt(troupe::config::parse_config(yaml, "resume.yaml"), opts);
-  auto report = rt.run();
-  REQUIRE(report.jobs.size() == 1);
-  return report.jobs[0];
+  return troupe::testing::run_resumable(yaml, "resume.yaml", resume);
 }
 
 }  // namespace

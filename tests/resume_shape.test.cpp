@@ -55,21 +55,16 @@ const mode_row modes[] = {
 
 std::string config_text(const std::string& groups, const mode_row& m, std::int64_t max_steps,
                         const std::string& ckpt_dir) {
-  auto text = troupe::testing::small_mlp_config("shape", groups, m.optimizer, m.sync, max_steps);
-  if (!ckpt_dir.empty()) text += "    checkpoint: {dir: " + ckpt_dir + ", every_steps: 10}\n";
-  return text;
+  return troupe::testing::with_checkpoints(
+      troupe::testing::small_mlp_config("shape", groups, m.optimizer, m.sync, max_steps), ckpt_dir);
 }
 
+// A run that must complete.
 troupe::job_report run(const std::string& yaml, const std::string& resume = "") {
-  troupe::runtime_options opts;
-  opts.wait_seconds = 120;
-  opts.resume_dir = resume;
-  troupe::runtime rt(troupe::config::parse_config(yaml, "shape.yaml"), opts);
-  auto report = rt.run();
-  REQUIRE(report.jobs.size() == 1);
-  INFO("error: " << report.jobs[0].error);
-  REQUIRE(report.jobs[0].status == troupe::job_status::completed);
-  return report.jobs[0];
+  auto j = troupe::testing::run_resumable(yaml, "shape.yaml", resume);
+  INFO("error: " << j.error);
+  REQUIRE(j.status == troupe::job_status::completed);
+  return j;
 }
 
 std::int64_t samples_of(const troupe::job_report& j) {

@@ -28,6 +28,26 @@ inline job_report run_one(const std::string& yaml, const std::string& source, st
   return j;
 }
 
+// Runs a one-job config, resumed from the checkpoints under `resume` when it is not empty (as
+// `troupe run --resume` does), and returns the job's report whatever its status.
+inline job_report run_resumable(const std::string& yaml, const std::string& source,
+                                const std::string& resume = "") {
+  runtime_options opts;
+  opts.wait_seconds = 120;
+  opts.resume_dir = resume;
+  runtime rt(config::parse_config(yaml, source), opts);
+  auto report = rt.run();
+  REQUIRE(report.jobs.size() == 1);
+  return report.jobs[0];
+}
+
+// `text` (one job, last in the file) with a checkpoint every 10 steps into `dir`; as it is when
+// `dir` is empty.
+inline std::string with_checkpoints(std::string text, const std::string& dir) {
+  if (!dir.empty()) text += "    checkpoint: {dir: " + dir + ", every_steps: 10}\n";
+  return text;
+}
+
 // The sample ledger's verdict: `passes` passes ended, and no sample of any pass trained twice or
 // (in an ended pass) never.
 inline void check_each_sample_once(const job_report& j, std::int64_t passes) {

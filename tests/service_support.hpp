@@ -87,15 +87,29 @@ class service {
 
   void start(const std::vector<std::string>& extra = {}) {
     ++starts_;
-    std::vector<std::string> args = {"serve", "--state", state_, "--listen",
-                                     listen_, "--http",  http_};
-    args.insert(args.end(), extra.begin(), extra.end());
-    if (starts_ == 1)
-      args.insert(args.end(), {"--cluster", write(name_ + "-cluster.yaml", cluster_yaml)});
-    serve_ = std::make_unique<troupe_process>(service_scratch(),
-                                              name_ + "-serve" + std::to_string(starts_), args);
-    INFO("serve's stderr: " << serve_->err());  // why it did not start, when it did not
-    REQUIRE(serve_->wait_for_text("troupe serve: API on https://", 60));
+    // free_port() released its ports again, and another process may take one before serve
+    // binds it (a client's ephemeral port): at the first start, new ones are tried. Later
+    // starts keep theirs, which agents rejoin.
+    for (int attempt = 0;; ++attempt) {
+      std::vector<std::string> args = {"serve", "--state", state_, "--listen",
+                                       listen_, "--http",  http_};
+      args.insert(args.end(), extra.begin(), extra.end());
+      if (starts_ == 1)
+        args.insert(args.end(), {"--cluster", write(name_ + "-cluster.yaml", cluster_yaml)});
+      serve_ = std::make_unique<troupe_process>(service_scratch(),
+                                                name_ + "-serve" + std::to_string(starts_), args);
+      const bool up = serve_->wait_for_text("troupe serve: API on https://", 60);
+      if (!up && starts_ == 1 && attempt < 3 &&
+          serve_->err().find("cannot listen there") != std::string::npos) {
+        serve_->wait_for_exit(10);
+        listen_ = "127.0.0.1:" + std::to_string(free_port());
+        http_ = "127.0.0.1:" + std::to_string(free_port());
+        continue;
+      }
+      INFO("serve's stderr: " << serve_->err());  // why it did not start, when it did not
+      REQUIRE(up);
+      return;
+    }
   }
   troupe_process& process() { return *serve_; }
   const std::string& listen_address() const { return listen_; }
