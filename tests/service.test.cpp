@@ -136,6 +136,26 @@ TEST_CASE("a database damaged past its header: serve exits 2 at once, an agent j
   }
 }
 
+TEST_CASE("a database serve may not write is refused at the start, exit 2") {
+  service svc("readonly");
+  svc.start();
+  svc.process().kill(SIGTERM);
+  REQUIRE(svc.process().wait_for_exit(60) == 0);
+  const auto path = (std::filesystem::path(svc.state_dir()) / "troupe.db").string();
+  // Immutable: root writes past permissions, not past this attribute (ext4, xfs, btrfs).
+  if (std::system(("chattr +i " + path + " 2>/dev/null").c_str()) != 0) {
+    MESSAGE("chattr +i is not supported here: the read-only case is not checked");
+    return;
+  }
+  troupe_process again(scratch, "readonly-serve",
+                       {"serve", "--state", svc.state_dir(), "--listen", svc.listen_address(),
+                        "--http", svc.http_address()});
+  const auto code = again.wait_for_exit(30);
+  std::system(("chattr -i " + path).c_str());
+  CHECK(code == 2);
+  CHECK(again.err().find(path + ": read-only") != std::string::npos);
+}
+
 TEST_CASE(
     "serve killed with SIGKILL while three jobs run: each resumes from its checkpoint, and one "
     "whose dependency completed before the kill is not held back by it") {
