@@ -290,7 +290,12 @@ void job_store::open_schema() {
     try {
       stmt check(db_, path_, "checking the database", "PRAGMA quick_check");
       const std::string verdict = check.step() ? check.text(0) : "no answer";
-      if (verdict != "ok") throw input_error(path_ + ": damaged: " + verdict.substr(0, 200));
+      if (verdict != "ok") {
+        // quick_check's report is a line per problem; its first one says where.
+        auto first = verdict.substr(0, verdict.find('\n', verdict.find("***") == 0 ? 30 : 0));
+        std::replace(first.begin(), first.end(), '\n', ' ');
+        throw input_error(path_ + ": damaged (" + first.substr(0, 200) + ")");
+      }
       list();
     } catch (const sqlite_error& e) {
       throw input_error(std::string(e.what()) + " (a damaged troupe state database)");
