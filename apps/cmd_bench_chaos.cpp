@@ -76,13 +76,6 @@ struct chaos_options {
   std::string log_dir;
 };
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
-  return out;
-}
-
 // The one job's config, checked for what the bench needs: its separate groups, the first of
 // which is the partition's target.
 struct chaos_config {
