@@ -76,7 +76,8 @@ troupe_fuzz_target(control_messages
   LIBS CAF::core
   REPLAY_LIBS troupe_actors)
 troupe_fuzz_target(http_request
-  SOURCES service/http_api.cpp core/http_server.cpp core/secret.cpp core/tls_log.cpp
+  SOURCES service/http_api.cpp core/http_server.cpp core/request_deadlines.cpp core/secret.cpp
+          core/tls_log.cpp
           service/api_backend.cpp
           core/launcher_env.cpp ${TROUPE_DASHBOARD_CPP}
   LIBS PkgConfig::HTTPLIB nlohmann_json::nlohmann_json OpenSSL::SSL OpenSSL::Crypto Threads::Threads

@@ -60,7 +60,8 @@ json body_of(const std::string& text, std::initializer_list<const char*> fields,
   auto body = json::parse(text, nullptr, false);
   if (body.is_discarded() || !body.is_object())
     throw input_error("the request body must be a JSON object");
-  for (const auto& [key, value] : body.items()) {
+  for (const auto& item : body.items()) {
+    const std::string& key = item.key();
     if (std::find_if(fields.begin(), fields.end(), [&](const char* f) { return key == f; }) !=
         fields.end())
       continue;
