@@ -36,4 +36,19 @@ std::vector<std::int64_t> split_weighted(std::int64_t batch, const std::vector<d
   return apportion(batch, weights, min_one);
 }
 
+std::vector<std::int64_t> split_blocks(std::int64_t batch, std::int64_t block,
+                                       const std::vector<double>& weights, bool min_one) {
+  if (block <= 0 || batch < 0) return split_weighted(batch, weights, min_one);
+  const std::int64_t blocks = (batch + block - 1) / block;
+  auto out = split_weighted(blocks, weights, min_one);
+  // The slice that holds the last block (the last non-empty one) gives back its missing samples.
+  for (std::size_t i = out.size(); i-- > 0;) {
+    if (out[i] == 0) continue;
+    out[i] = out[i] * block - (blocks * block - batch);
+    for (std::size_t j = 0; j < i; ++j) out[j] *= block;
+    break;
+  }
+  return out;
+}
+
 }  // namespace troupe::data

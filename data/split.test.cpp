@@ -86,3 +86,33 @@ TEST_CASE("split_weighted properties over random weights and batches") {
     }
   }
 }
+
+TEST_CASE("split_blocks cuts at block boundaries, the last block short") {
+  // 256 samples in blocks of 16 (16 blocks), weights 3:3:1: 7, 7 and 2 blocks.
+  CHECK(split_blocks(256, 16, {3, 3, 1}) == std::vector<std::int64_t>{112, 112, 32});
+  // 250 = 15 blocks of 16 and one of 10: the slice holding the last block is 6 short.
+  CHECK(split_blocks(250, 16, {3, 3, 1}) == std::vector<std::int64_t>{112, 112, 26});
+  // The last slice empty: the one before it holds the short block.
+  CHECK(split_blocks(20, 16, {1, 1, 0}) == std::vector<std::int64_t>{16, 4, 0});
+  CHECK(split_blocks(0, 16, {1, 1}) == std::vector<std::int64_t>{0, 0});
+  CHECK(split_blocks(10, 0, {1, 1}) == split_weighted(10, {1, 1}));
+  troupe::rng r{7};
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::size_t w = 1 + r.below(6);
+    std::vector<double> weights(w);
+    for (auto& x : weights) x = r.below(3) == 0 ? 0.0 : r.uniform() * 10;
+    if (std::accumulate(weights.begin(), weights.end(), 0.0) == 0) weights[0] = 1;
+    const std::int64_t block = 1 + static_cast<std::int64_t>(r.below(40));
+    const std::int64_t batch = static_cast<std::int64_t>(r.below(1000));
+    const auto s = split_blocks(batch, block, weights, r.below(2) == 1);
+    REQUIRE(sum(s) == batch);
+    // Every slice starts at a block boundary.
+    std::int64_t offset = 0;
+    for (std::size_t i = 0; i < w; ++i) {
+      REQUIRE(s[i] >= 0);
+      if (weights[i] == 0) REQUIRE(s[i] == 0);
+      if (s[i] > 0) REQUIRE(offset % block == 0);
+      offset += s[i];
+    }
+  }
+}
