@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "core/error.hpp"
+#include "core/job_rules.hpp"
 #include "data/split.hpp"
 
 namespace troupe::actors {
@@ -84,9 +85,10 @@ caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id jo
           indices = std::make_shared<const msg::index_list>(
               st.priority ? st.priority->draw(req.step)
                           : msg::index_list(st.sampler->batch(req.step)));
-          // The last step of a pass is shorter than the batch: split what it has.
-          plan.counts =
-              data::split_weighted(static_cast<std::int64_t>(indices->size()), st.weights, true);
+          // The last step of a pass is shorter than the batch: split what it has. With the
+          // canonical reduction, in whole blocks.
+          plan.counts = data::split_blocks(static_cast<std::int64_t>(indices->size()),
+                                           config::reduction_block(st.cfg), st.weights, true);
         }
         self->send(caf::actor_cast<caf::actor>(self->current_sender()), std::move(plan),
                    msg::local_ref<msg::index_list>{std::move(indices)});

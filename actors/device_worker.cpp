@@ -149,6 +149,15 @@ std::string kill_text(std::int64_t step, fault_phase phase) {
          (phase == fault_phase::compute ? std::string() : " (" + std::string(name_of(phase)) + ")");
 }
 
+// |sum of the blocks|^2 of a canonical slice's gradient (block sums of n floats one after the
+// other): the slice's gradient norm, for the noise scale, as one sum would give it.
+double block_sum_sq_norm(const std::vector<float>& blocks, std::size_t n, std::vector<float>& sum) {
+  sum.assign(n, 0.0f);
+  for (std::size_t at = 0; at + n <= blocks.size(); at += n)
+    for (std::size_t i = 0; i < n; ++i) sum[i] += blocks[at + i];
+  return collectives::sq_norm(sum.data(), n);
+}
+
 // A `kill` of the plan in `phase` of the step (reduce, apply; compute is inject's): the worker
 // quits. True when it did.
 bool injected_kill(stateful<worker_state>* self, std::int64_t step, fault_phase phase) {
@@ -197,6 +206,14 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
     if (st.in_agent) {
       send_replica(st);
       stats = st.in_agent->kept_step(cmd.step, b, &timing, &grad_sq);
+    } else if (st.setup->reduction_block > 0) {
+      const auto block = static_cast<std::size_t>(st.setup->reduction_block);
+      const std::size_t n = st.model->param_count();
+      st.grad->resize((b.size + block - 1) / block * n);
+      stats =
+          st.device->run_blocks(*st.model, st.setup->params->values.data(), b,
+                                st.setup->data.train->features(), block, st.grad->data(), &timing);
+      grad_sq = block_sum_sq_norm(*st.grad, n, st.block_sum);
     } else {
       stats = st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(),
                                   &timing);

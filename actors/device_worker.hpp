@@ -57,7 +57,8 @@ struct worker_state {
   std::unique_ptr<devices::device> device;
   std::unique_ptr<models::model> model;
   std::shared_ptr<std::vector<float>> grad;  // reused every step (the job holds it until applied)
-  gathered_rows rows;                        // the slice computed next
+  std::vector<float> block_sum;  // the canonical reduction: scratch for the slice's norm
+  gathered_rows rows;            // the slice computed next
   // data.priority: the per-sample losses that go back to the distributor.
   std::vector<float> sample_loss;
   std::optional<msg::compute_cmd> parked;  // gathered, waiting for its parameter version

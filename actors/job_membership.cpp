@@ -7,6 +7,7 @@
 #include "actors/job_reduce_recovery.hpp"
 #include "actors/job_steps.hpp"
 #include "actors/specs.hpp"
+#include "core/job_rules.hpp"
 
 namespace troupe::actors {
 
@@ -107,6 +108,7 @@ void membership_start(job_self self) {
   }
   st.mem = membership(std::move(names), std::move(groups), st.launch.step_deadline_seconds,
                       st.launch.cfg.hang_floor_s);
+  st.mem.set_block(config::reduction_block(st.launch.cfg));
 }
 
 void arm_deadline(job_self self) {

@@ -92,7 +92,7 @@ void membership::replan(member_commands& out, const std::vector<double>& split) 
   count_recomputed();
   std::string text = "step " + std::to_string(step_) + " re-planned:";
   for (const auto& p : orphans_) {
-    const auto counts = data::split_weighted(p.count, weights);
+    const auto counts = data::split_blocks(p.count, block_, weights);
     std::int64_t offset = p.offset;
     for (std::size_t q = 0; q < counts.size(); ++q) {
       if (counts[q] <= 0) continue;

@@ -111,6 +111,9 @@ class membership {
              double watchdog_seconds,
              double floor_seconds = policies::deadline_params{}.floor_seconds);
   membership() = default;
+  // The canonical reduction's block (config::reduction_block): a failed rank's slices are
+  // re-planned in whole blocks, so every block is still computed as one. 0: any cut.
+  void set_block(std::int64_t block) { block_ = block; }
 
   std::size_t size() const { return status_.size(); }
   bool is_member(std::size_t rank) const;
@@ -175,6 +178,7 @@ class membership {
 
   std::vector<std::string> names_, groups_;
   std::vector<member_status> status_;
+  std::int64_t block_ = 0;
   std::vector<std::deque<slice_piece>> owed_;  // by rank, in send order (answers come in order)
   std::vector<slice_piece> orphans_;           // of a failed rank, waiting for a member
   std::map<std::int64_t, slice_result> results_;

@@ -109,6 +109,34 @@ TEST_CASE("a lost member's slice is re-planned over the others by weight, same o
   }
 }
 
+TEST_CASE("with the canonical reduction's blocks, a lost slice is re-planned in whole blocks") {
+  // Blocks of 8: the plan 40 + 40 + 20 (the last block 4 short). Rank 1's 5 blocks at 40 go to
+  // ranks 0 and 2 by weight 2:1 (3 and 2 blocks); rank 2's 20 samples (2 blocks and the short
+  // one) to rank 0 alone when rank 1 is gone too.
+  auto m = three();
+  m.set_block(8);
+  m.begin_step(3, {40, 40, 20});
+  CHECK(m.accept(0, grad(), 0.1));
+  const auto c = m.on_down(down(1, false), 1.0, weights);
+  REQUIRE(c.replan.size() == 2);
+  CHECK(c.replan[0].rank == 0);
+  CHECK(c.replan[0].piece.offset == 40);
+  CHECK(c.replan[0].piece.count == 24);
+  CHECK(c.replan[1].rank == 2);
+  CHECK(c.replan[1].piece.offset == 64);
+  CHECK(c.replan[1].piece.count == 16);
+  const auto d = m.on_down(down(2, false), 1.5, weights);
+  // Rank 2's own slice at 80 and its re-planned one at 64: both whole to rank 0.
+  REQUIRE(d.replan.size() == 2);
+  for (const auto& r : d.replan) {
+    CHECK(r.rank == 0);
+    CHECK(r.piece.offset % 8 == 0);
+  }
+  std::int64_t owed = 0;
+  for (const auto& r : d.replan) owed += r.piece.count;
+  CHECK(owed == 36);
+}
+
 TEST_CASE("a member that leaves at a boundary is no failure and owes nothing") {
   auto m = three();
   m.begin_step(5, {40, 40, 20});

@@ -45,14 +45,24 @@ caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
         stopwatch sum_clock;
         const float total = static_cast<float>(cmd.total_samples);
         const std::size_t ranks = grads->size();
-        // One pass over every rank's slice (collectives/inproc/reduce_kernel.hpp): the bits of
-        // the scalar loop, 8 lanes wide where the CPU has AVX2.
-        st.ins.resize(ranks);
-        for (std::size_t r = 0; r < ranks; ++r) st.ins[r] = (*grads)[r]->data();
+        // One pass over every slice's sums (collectives/inproc/reduce_kernel.hpp): the bits of
+        // the scalar loop, 8 lanes wide where the CPU has AVX2. A slice of the canonical
+        // reduction holds one sum per block, one after the other: they are added in block
+        // order, so the bits are the same however the blocks were shared out.
+        const std::size_t params = st.spec.params->values.size();
+        st.ins.clear();
+        for (std::size_t r = 0; r < ranks; ++r) {
+          const auto& g = *(*grads)[r];
+          if (params == 0 || g.empty() || g.size() % params != 0) {
+            ++st.out_of_order;
+            return;
+          }
+          for (std::size_t at = 0; at < g.size(); at += params) st.ins.push_back(g.data() + at);
+        }
         collectives::reduce_spec spec;
         spec.divide = true;
         spec.divisor = total;
-        collectives::reduce_into(mean, st.ins.data(), ranks, lo, n, spec);
+        collectives::reduce_into(mean, st.ins.data(), st.ins.size(), lo, n, spec);
         const double grad_sq = collectives::sq_norm(mean, n);
         const double sum_s = sum_clock.seconds();
         stopwatch apply_clock;

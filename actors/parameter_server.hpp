@@ -7,15 +7,26 @@
 // State machine (one state per membership generation; the shard has no other lifecycle):
 //
 //   SERVING(generation e, version v)
-//     1. reduce_cmd(e, step = v)  -> sum the ranks' gradient sums in the command's rank order
-//                                    (fixed, not arrival: bit-for-bit repeatable), divide by the
-//                                    total sample count, optimizer step, v := v + 1, send applied
+//     1. reduce_cmd(e, step = v)  -> sum the slices' gradient sums in the command's order (the
+//                                    slices' offsets: fixed, not arrival, so bit-for-bit
+//                                    repeatable), divide by the total sample count, optimizer
+//                                    step, v := v + 1, send applied
 //     2. reduce_cmd(e' != e)      -> stale: dropped and counted
 //     3. reduce_cmd(e, step != v) -> out of order (a duplicate): dropped and counted
 //     4. (start_atom, e')         -> move to generation e' (membership change)
 //     5. (query_atom)             -> replies (version, dropped) for tests and reports
 //     6. ckpt_capture(step)       -> copy the slice and the optimizer state; answer ckpt_part
 //                                    (+ local_ref<ckpt_shard_part>) with the shard's version
+//
+// The canonical reduction (`deterministic: true`, config::reduction_block): the step's samples
+// are cut into blocks of a fixed size in the order the plan drew them, slices are cut at block
+// boundaries (data::split_blocks), and a slice's buffer holds one gradient sum per block
+// (devices::device::run_blocks). The shard adds the blocks one by one in order, so the sum's
+// bits depend only on the blocks, not on which worker computed which, how many slices there
+// were or where a failure re-planned them: a run with faults, migrations or another split ends
+// with the fault-free run's parameters. Each block's sum must itself come out the same on every
+// device that may compute it: true of the cpu and sim devices (one BLAS, the same rows), not
+// between a GPU and a CPU.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

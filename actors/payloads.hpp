@@ -98,6 +98,9 @@ struct worker_setup {
   // which says what the delay holds back.
   std::vector<config::fault_config> delay;
   troupe::sync_mode sync_mode = troupe::sync_mode::ps;
+  // The canonical reduction's block (config::reduction_block): a slice's gradient is one sum per
+  // block of this many rows (devices::device::run_blocks). 0: one sum per slice.
+  std::int64_t reduction_block = 0;
   // sync: allreduce with the replicated optimizer in a group that computes in an agent: the
   // worker's replica (parameters and optimizer) lives in the agent too, and the step's
   // reduction is a ring between processes (actors/process_ring.hpp).

@@ -63,6 +63,13 @@ class remote_device final : public devices::device, public agent_replica {
                               float* grad_sum, devices::step_timing* timing) override {
     return call(wire::call_kind::step, &m, params, b, grad_sum, timing);
   }
+  // One call: the agent sums the blocks and sends them back in order.
+  models::step_stats run_blocks(models::model& m, const float* params, const models::batch& b,
+                                std::size_t, std::size_t block, float* grad_sums,
+                                devices::step_timing* timing) override {
+    if (block == 0) throw troupe::runtime_failure(op_name_ + ": a block of 0 rows");
+    return call(wire::call_kind::step, &m, params, b, grad_sums, timing, nullptr, block);
+  }
   models::step_stats run_eval(models::model& m, const float* params, const models::batch& b,
                               devices::step_timing* timing) override {
     return call(wire::call_kind::eval, &m, params, b, nullptr, timing);
@@ -199,7 +206,7 @@ class remote_device final : public devices::device, public agent_replica {
   // `m` and `params` are null for kept_step (the agent's replica computes).
   models::step_stats call(wire::call_kind kind, models::model* m, const float* params,
                           const models::batch& b, float* grad_sum, devices::step_timing* timing,
-                          double* grad_sq = nullptr) {
+                          double* grad_sq = nullptr, std::size_t block = 0) {
     const auto n = static_cast<std::uint32_t>(++calls_);
     auto& link = comm_.link(1);
     collectives::close_on_throw guard{comm_};
@@ -213,6 +220,10 @@ class remote_device final : public devices::device, public agent_replica {
     h.start_lag_seconds = timing ? timing->start_lag_seconds : 0.0;
     h.share = share_;
     h.step = kept_step_;
+    h.block = block;
+    // The gradient's floats: one sum, or one per block.
+    const std::size_t grad_floats =
+        h.params * (block > 0 ? (b.size + block - 1) / block : std::size_t{1});
     if (b.labels) h.flags |= wire::has_labels;
     if (b.targets) h.flags |= wire::has_targets;
     if (b.weights) h.flags |= wire::has_weights;
@@ -231,7 +242,7 @@ class remote_device final : public devices::device, public agent_replica {
     if (grad_sq) *grad_sq = r.grad_sq;
     if (grad_sum)
       link.receive_into(wire::tag(n, wire::gradient), reinterpret_cast<std::byte*>(grad_sum),
-                        h.params * sizeof(float), ctx);
+                        grad_floats * sizeof(float), ctx);
     if (b.sample_loss)
       link.receive_into(wire::tag(n, wire::sample_loss),
                         reinterpret_cast<std::byte*>(b.sample_loss), b.size * sizeof(float), ctx);
@@ -247,7 +258,7 @@ class remote_device final : public devices::device, public agent_replica {
       if (b.labels) moved += b.size * sizeof(std::int32_t);
       if (b.targets) moved += b.size * sizeof(float);
       if (b.weights) moved += b.size * sizeof(float);
-      if (grad_sum) moved += h.params * sizeof(float);
+      if (grad_sum) moved += grad_floats * sizeof(float);
       if (b.sample_loss) moved += b.size * sizeof(float);
       timing->transfer_bytes = moved;
     }

@@ -40,6 +40,9 @@ struct request_head {
   double start_lag_seconds = 0.0;
   double share = 1.0;      // this job's weight on a shared device
   std::int64_t step = -1;  // kept_step: the step the gradient belongs to
+  // step: rows per block of the canonical reduction (devices::device::run_blocks); the reply
+  // then carries ceil(rows / block) gradient sums of `params` floats. 0: one sum of all rows.
+  std::uint64_t block = 0;
 };
 
 // sync: after the parameters, the optimizer's step count and its state buffers (each one frame

@@ -1,5 +1,6 @@
 #include "actors/worker_host.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -185,6 +186,15 @@ void serve_call(hosted& h, collectives::peer_link& link, std::uint32_t n,
                                         "peer " + link.peer().describe() + " asked for " +
                                             std::to_string(head.rows) + " rows of " +
                                             std::to_string(h.features) + " features");
+  // A sum per block: bounded, so a peer's head cannot make this host allocate without limit.
+  constexpr std::uint64_t max_block_floats = std::uint64_t{1} << 30;
+  if (head.block > 0 && (head.rows + head.block - 1) / head.block >
+                            max_block_floats / std::max<std::uint64_t>(1, head.params))
+    throw collectives::collective_error(collectives::failure_kind::protocol, link.peer(),
+                                        "peer " + link.peer().describe() + " asked for blocks of " +
+                                            std::to_string(head.block) + " of " +
+                                            std::to_string(head.rows) + " rows: more than " +
+                                            std::to_string(max_block_floats) + " gradient floats");
   if (kind == wire::call_kind::sync) return serve_sync(h, link, n, parts);
   if (kind == wire::call_kind::reduce) return serve_reduce(h, link, n, parts);
   const bool kept = kind == wire::call_kind::kept_step;
@@ -224,6 +234,11 @@ void serve_call(hosted& h, collectives::peer_link& link, std::uint32_t n,
       s = h.device->run_step(*h.model, h.replica.params(), b, g, &timing);
       r.grad_sq = collectives::sq_norm(g, h.model->param_count());
       h.replica.keep(head.step);
+    } else if (step && head.block > 0) {
+      const std::size_t blocks = (rows + head.block - 1) / head.block;
+      h.grad.resize(blocks * h.model->param_count());
+      s = h.device->run_blocks(*h.model, h.params.data(), b, h.features,
+                               static_cast<std::size_t>(head.block), h.grad.data(), &timing);
     } else if (step) {
       h.grad.resize(h.model->param_count());
       s = h.device->run_step(*h.model, h.params.data(), b, h.grad.data(), &timing);

@@ -44,7 +44,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"jobs[].data.synthetic", {"kind", "samples"}},
       {"jobs[].optimizer",
        {"kind", "lr", "momentum", "nesterov", "beta1", "beta2", "eps", "weight_decay", "form"}},
-      {"jobs[].sync", {"mode", "ps_shards", "period", "codec"}},
+      {"jobs[].sync", {"mode", "ps_shards", "block", "period", "codec"}},
       {"jobs[].resources", {"groups"}},
       {"jobs[].checkpoint", {"dir", "every_steps", "every_seconds"}},
       {"jobs[].faults[]", {"step", "action", "target", "factor", "seconds", "until_step", "phase"}},

@@ -11,6 +11,9 @@ std::optional<rule_violation> job_rule_violation(const job_config& j) {
   if (j.name.empty()) return rule_violation{"", "name", "a job needs a name"};
   if (j.batch < 1)
     return rule_violation{"", "batch", "must be at least 1, got " + std::to_string(j.batch)};
+  if (j.sync.block < 1)
+    return rule_violation{"sync", "block",
+                          "must be at least 1, got " + std::to_string(j.sync.block)};
   if (j.sync.ps_shards < 1)
     return rule_violation{"sync", "ps_shards",
                           "must be at least 1, got " + std::to_string(j.sync.ps_shards)};
@@ -62,6 +65,12 @@ std::optional<rule_violation> job_rule_violation(const job_config& j) {
                           "optimizer.form: replicated (got " +
                               mode + ")"};
   return std::nullopt;
+}
+
+std::int64_t reduction_block(const job_config& job) {
+  const bool canonical =
+      job.deterministic && job.sync.mode == sync_mode::ps && job.data.mode == data_mode::global;
+  return canonical ? job.sync.block : 0;
 }
 
 }  // namespace troupe::config

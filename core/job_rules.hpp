@@ -20,6 +20,11 @@ struct rule_violation {
 // optimizer form (every replica then holds the same parameters and optimizer state).
 bool checkpoints_possible(const job_config& job);
 
+// Samples per block of the canonical reduction, or 0 where the job does not use it: it does with
+// `deterministic: true`, sync.mode ps and a global data plan (a sharded plan cuts each worker's
+// slice from its own shard, so its slices cannot follow the blocks of one order).
+std::int64_t reduction_block(const job_config& job);
+
 // The first rule `job` breaks, or nothing. The loader's per-key ranges catch the single-key
 // rules first (with a line number); these catch them in configs built in code.
 std::optional<rule_violation> job_rule_violation(const job_config& job);

@@ -23,6 +23,35 @@ void device::provoke(device_fault f) {
                         "' (injected)");
 }
 
+models::step_stats device::run_blocks(models::model& m, const float* params, const models::batch& b,
+                                      std::size_t features, std::size_t block, float* grad_sums,
+                                      step_timing* timing) {
+  if (block == 0) throw runtime_failure("device '" + name() + "': a block of 0 rows");
+  const std::size_t count = m.param_count();
+  models::step_stats total;
+  step_timing sum;
+  if (timing) sum.start_lag_seconds = timing->start_lag_seconds;
+  for (std::size_t row = 0, j = 0; row < b.size; row += block, ++j) {
+    models::batch part;
+    const std::size_t n = std::min(block, b.size - row);
+    part.size = n;
+    part.x = b.x + row * features;
+    if (b.labels) part.labels = b.labels + row;
+    if (b.targets) part.targets = b.targets + row;
+    if (b.weights) part.weights = b.weights + row;
+    if (b.sample_loss) part.sample_loss = b.sample_loss + row;
+    step_timing t;
+    // The inputs were ready when the first block began; later blocks start on arrival.
+    t.start_lag_seconds = j == 0 ? sum.start_lag_seconds : 0.0;
+    total += run_step(m, params, part, grad_sums + j * count, &t);
+    sum.compute_seconds += t.compute_seconds;
+    sum.gate_wait_seconds += t.gate_wait_seconds;
+    sum.transfer_bytes += t.transfer_bytes;
+  }
+  if (timing) *timing = sum;
+  return total;
+}
+
 std::unique_ptr<device> make_device(const device_spec& spec) {
   switch (spec.kind) {
     case device_kind::cpu:

@@ -63,6 +63,15 @@ class device {
   // Runs forward/backward of m on the batch; see models::model::forward_backward.
   virtual models::step_stats run_step(models::model& m, const float* params, const models::batch& b,
                                       float* grad_sum, step_timing* timing = nullptr) = 0;
+  // The gradient sum of each block of `block` rows of the batch on its own (the last block
+  // short): block j's into grad_sums + j * param_count, ceil(b.size / block) sums in all, each
+  // with the bits run_step gives for those rows alone. The canonical reduction adds them in
+  // order (actors/parameter_server.hpp). `features`: floats per row. The default calls run_step
+  // once per block; a device that computes in another process loops there, in one call.
+  virtual models::step_stats run_blocks(models::model& m, const float* params,
+                                        const models::batch& b, std::size_t features,
+                                        std::size_t block, float* grad_sums,
+                                        step_timing* timing = nullptr);
   virtual models::step_stats run_eval(models::model& m, const float* params, const models::batch& b,
                                       step_timing* timing = nullptr) = 0;
 
