@@ -181,9 +181,11 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
 
   // Distributed Max-AdaBelief: local moments from the local mean gradient.
   const std::size_t n = step.count;
-  if (opt.m.size() != n)
-    for (auto* v : {&opt.local, &opt.m, &opt.s, &opt.s_max, &opt.m_hat, &opt.s_hat})
-      v->assign(n, 0.0f);
+  // Zero moments before step 1; a resumed or joining replica brings its own (scratch anew).
+  if (opt.m.size() != n || opt.s.size() != n || opt.s_max.size() != n)
+    for (auto* v : {&opt.m, &opt.s, &opt.s_max}) v->assign(n, 0.0f);
+  for (auto* v : {&opt.local, &opt.m_hat, &opt.s_hat})
+    if (v->size() != n) v->assign(n, 0.0f);
   if (step.contributed && step.samples > 0) {
     const float b = static_cast<float>(step.samples);
     for (std::size_t i = 0; i < n; ++i) opt.local[i] = step.grad[i] / b;
@@ -206,6 +208,39 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
   models::max_adabelief::apply_update(session.optimizer, n, step.params, m_avg.values.data(),
                                       s_max.values.data());
   return 0.0;
+}
+
+models::optimizer_state moments_of(const replica_optimizer& opt) {
+  models::optimizer_state s;
+  s.step = opt.t;
+  s.names = {"m", "s", "s_max"};
+  s.buffers = {opt.m, opt.s, opt.s_max};
+  return s;
+}
+
+void load_moments(replica_optimizer& opt, const models::optimizer_state& state, std::size_t n,
+                  const std::string& source) {
+  const std::vector<std::string> want{"m", "s", "s_max"};
+  if (state.names != want || state.buffers.size() != want.size() || state.step < 0)
+    throw input_error(source + ": a worker's moments must be m, s and s_max at a step >= 0");
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (state.buffers[i].size() != n)
+      throw input_error(source + ": moment " + want[i] + " has " +
+                        std::to_string(state.buffers[i].size()) + " floats, the model " +
+                        std::to_string(n));
+  opt.t = state.step;
+  opt.m = state.buffers[0];
+  opt.s = state.buffers[1];
+  opt.s_max = state.buffers[2];
+  for (auto* v : {&opt.local, &opt.m_hat, &opt.s_hat}) v->assign(n, 0.0f);
+}
+
+void job_allreduce::resume_moments(
+    std::vector<std::pair<std::int32_t, models::optimizer_state>> ranks, std::string source) {
+  std::sort(ranks.begin(), ranks.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  resume_moments_ = std::move(ranks);
+  resume_source_ = std::move(source);
 }
 
 job_allreduce::job_allreduce(const config::job_config& cfg, double deadline_seconds,
@@ -253,6 +288,12 @@ void job_allreduce::copy_replica(std::size_t from, std::size_t to) {
     d.replicated.reset();
     d.resume = so.resume;  // neither stepped yet: both start from the same state
   }
+  // The distributed form: the joining rank starts from the reference's moments (no fresh worker
+  // could make the same update at this step, so it inherits one).
+  d.t = so.t;
+  d.m = so.m;
+  d.s = so.s;
+  d.s_max = so.s_max;
 }
 
 std::shared_ptr<param_store> job_allreduce::replica(std::size_t rank,
@@ -270,6 +311,13 @@ std::shared_ptr<param_store> job_allreduce::replica(std::size_t rank,
     return initial;
   }
   optimizers_[rank] = std::make_shared<replica_optimizer>();
+  if (!resume_moments_.empty()) {
+    auto it = std::find_if(resume_moments_.begin(), resume_moments_.end(), [&](const auto& p) {
+      return p.first == static_cast<std::int32_t>(rank);
+    });
+    const auto& from = it != resume_moments_.end() ? it->second : resume_moments_.front().second;
+    load_moments(*optimizers_[rank], from, initial->values.size(), resume_source_);
+  }
   if (rank == 0) {
     replicas_[0] = initial;
   } else {

@@ -141,9 +141,19 @@ struct replica_optimizer {
   std::atomic<std::int64_t> committed{0};
   // Loaded into `replicated` when it is made (a resumed run's checkpointed state), then dropped.
   std::shared_ptr<const models::optimizer_state> resume;
-  std::int64_t t = 0;  // distributed: steps applied
+  // distributed: steps applied, and this worker's moments (m, s, s_max: what a checkpoint
+  // keeps, by rank) with its scratch. The job owns the replica (optimizer_for), so a checkpoint
+  // can ask every member for its moments and a joining rank can start from a member's.
+  std::int64_t t = 0;
   std::vector<float> local, m, s, s_max, m_hat, s_hat;
 };
+
+// optimizer.form: distributed: a replica's moments as an optimizer state (step t, buffers m, s,
+// s_max: what a checkpoint keeps of each worker), and back. load_moments throws
+// troupe::input_error naming `source` when the state is not n floats of each.
+models::optimizer_state moments_of(const replica_optimizer& opt);
+void load_moments(replica_optimizer& opt, const models::optimizer_state& state, std::size_t n,
+                  const std::string& source);
 
 // One worker's part of one step.
 struct replica_step {
@@ -197,6 +207,12 @@ class job_allreduce {
   // A resumed run: the optimizer state the one replica starts from (one_replica; the workers
   // give their own replicas theirs).
   void resume_from(std::shared_ptr<const models::optimizer_state> state);
+  // optimizer.form: distributed, resumed: each rank's moments (a checkpoint's, by the rank that
+  // wrote them), loaded into the rank's optimizer replica when replica() makes it. A rank the
+  // checkpoint has none of (it was written on fewer workers) takes the lowest rank's, as a
+  // worker that joins a running job does.
+  void resume_moments(std::vector<std::pair<std::int32_t, models::optimizer_state>> ranks,
+                      std::string source);
   // one_replica: the reductions committed to the one replica so far (-1 without one).
   std::int64_t one_replica_steps() const;
   // The optimizer replica of worker `rank` (made with its parameter store; every incarnation of
@@ -231,6 +247,8 @@ class job_allreduce {
   double deadline_seconds_;
   bool one_replica_;
   std::shared_ptr<const models::optimizer_state> resume_;
+  std::vector<std::pair<std::int32_t, models::optimizer_state>> resume_moments_;
+  std::string resume_source_;
   std::shared_ptr<replica_optimizer> one_;  // one_replica: every rank's optimizer, made once
   std::vector<std::shared_ptr<param_store>> replicas_;
   std::vector<std::shared_ptr<replica_optimizer>> optimizers_;

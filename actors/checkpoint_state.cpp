@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <sstream>
 
 #include "core/bit_cast.hpp"
@@ -237,6 +238,50 @@ models::optimizer_state slice_state(const models::optimizer_state& whole, std::s
                             " floats");
     out.buffers.emplace_back(b.begin() + static_cast<std::ptrdiff_t>(offset),
                              b.begin() + static_cast<std::ptrdiff_t>(offset + count));
+  }
+  return out;
+}
+
+models::optimizer_state merge_rank_states(
+    const std::vector<std::pair<std::int32_t, models::optimizer_state>>& ranks) {
+  models::optimizer_state out;
+  bool first = true;
+  for (const auto& [rank, st] : ranks) {
+    if (!first && st.step != out.step)
+      throw runtime_failure("distributed optimizer: rank " + std::to_string(rank) + " is at step " +
+                            std::to_string(st.step) + ", another at " + std::to_string(out.step));
+    out.step = st.step;
+    first = false;
+    for (std::size_t i = 0; i < st.names.size() && i < st.buffers.size(); ++i) {
+      out.names.push_back("rank" + std::to_string(rank) + "/" + st.names[i]);
+      out.buffers.push_back(st.buffers[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::int32_t, models::optimizer_state>> split_rank_states(
+    const models::optimizer_state& merged, const std::string& source) {
+  std::vector<std::pair<std::int32_t, models::optimizer_state>> out;
+  for (std::size_t i = 0; i < merged.names.size() && i < merged.buffers.size(); ++i) {
+    const auto& name = merged.names[i];
+    const auto slash = name.find('/');
+    const bool ok = name.rfind("rank", 0) == 0 && slash != std::string::npos && slash > 4 &&
+                    slash <= 13 && slash + 1 < name.size() &&
+                    name.find_first_not_of("0123456789", 4) == slash;
+    if (!ok)
+      throw input_error(source + ": optimizer buffer '" + name.substr(0, 64) +
+                        "' is not a worker's (rank<R>/<name>): a checkpoint of "
+                        "optimizer.form: distributed holds each worker's moments");
+    const auto rank = static_cast<std::int32_t>(std::stol(name.substr(4, slash - 4)));
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == rank; });
+    if (it == out.end()) {
+      out.emplace_back(rank, models::optimizer_state{});
+      it = std::prev(out.end());
+      it->second.step = merged.step;
+    }
+    it->second.names.push_back(name.substr(slash + 1));
+    it->second.buffers.push_back(merged.buffers[i]);
   }
   return out;
 }

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/checkpoint.hpp"
@@ -86,6 +87,19 @@ job_snapshot from_checkpoint(const checkpoint& c);
 // Refuses (troupe::input_error naming c.source) a checkpoint of another job or config: the
 // message names the first identity line that differs. Also checks the parameter count.
 void check_belongs(const checkpoint& c, const std::string& job, const std::string& identity);
+
+// optimizer.form: distributed keeps Max-AdaBelief's moments per worker. A checkpoint holds every
+// worker's, in one state whose buffers are named "rank<R>/<name>" (R the worker's rank, e.g.
+// "rank2/s_max") and whose step is the workers' common step count.
+//
+// merge_rank_states: the ranks' states (step and buffers each) into that one state. Throws
+// troupe::runtime_failure when their steps differ (the workers must have applied the same steps).
+// split_rank_states: back, by rank; throws troupe::input_error naming `source` when a buffer's
+// name is not of that form.
+models::optimizer_state merge_rank_states(
+    const std::vector<std::pair<std::int32_t, models::optimizer_state>>& ranks);
+std::vector<std::pair<std::int32_t, models::optimizer_state>> split_rank_states(
+    const models::optimizer_state& merged, const std::string& source);
 
 // The optimizer state of [offset, offset + count) of a whole-model state.
 models::optimizer_state slice_state(const models::optimizer_state& whole, std::size_t offset,

@@ -223,3 +223,31 @@ TEST_CASE("the sampler position of a step: cursor within the pass and the pass's
   CHECK(position_of(30, 10, 64, 7).position == 0);
   CHECK(position_of(25, 10, 64, 8).rng != a.rng);
 }
+
+TEST_CASE("the distributed form's per-rank moments merge into one state and split back") {
+  using troupe::actors::merge_rank_states;
+  using troupe::actors::split_rank_states;
+  troupe::models::optimizer_state a{7, {"m", "s", "s_max"}, {{1, 2}, {3, 4}, {5, 6}}};
+  troupe::models::optimizer_state b{7, {"m", "s", "s_max"}, {{-1, -2}, {-3, -4}, {-5, -6}}};
+  const auto merged = merge_rank_states({{0, a}, {12, b}});
+  CHECK(merged.step == 7);
+  CHECK(merged.names == std::vector<std::string>{"rank0/m", "rank0/s", "rank0/s_max", "rank12/m",
+                                                 "rank12/s", "rank12/s_max"});
+  const auto back = split_rank_states(merged, "ckpt");
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].first == 0);
+  CHECK(back[0].second.names == a.names);
+  CHECK(back[0].second.buffers == a.buffers);
+  CHECK(back[1].first == 12);
+  CHECK(back[1].second.buffers == b.buffers);
+  CHECK(back[1].second.step == 7);
+  // Workers at different steps cannot be one checkpoint.
+  b.step = 8;
+  CHECK_THROWS_AS(merge_rank_states({{0, a}, {1, b}}), troupe::runtime_failure);
+  // A replicated optimizer's state, or a damaged name, is not a worker's.
+  for (const std::string bad : {"m", "rank/m", "rankx/m", "rank1/", "rank1234567890123/m"}) {
+    troupe::models::optimizer_state s{1, {bad}, {{0}}};
+    CAPTURE(bad);
+    CHECK_THROWS_AS(split_rank_states(s, "ckpt"), troupe::input_error);
+  }
+}

@@ -491,14 +491,18 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       // the parameters are, and this member's optimizer state stands for all. The job sends this
       // after the step's last `applied` and before the next step's command: the copy is exactly
       // that step.
+      // optimizer.form: distributed: the parameters are every member's, the moments this
+      // member's own, named by its rank (the job assembles the members' parts into one).
       [=](const msg::ckpt_capture& c) {
         auto& st = self->state;
         if (c.job != st.gate.job()) return;
         const auto* opt = st.replica ? &*st.replica : st.local ? &st.local->opt : nullptr;
-        if (!opt || !opt->replicated) return;
+        const bool distributed = opt && !opt->replicated && !opt->m.empty();
+        if (!opt || (!opt->replicated && !distributed)) return;
         auto part = std::make_shared<ckpt_shard_part>();
         part->params = st.setup->params->values;
-        part->optimizer = opt->replicated->state();
+        part->optimizer = distributed ? merge_rank_states({{st.rank, moments_of(*opt)}})
+                                      : opt->replicated->state();
         self->send(job, msg::ckpt_part{c.job, c.generation, c.step, 0, c.step},
                    msg::local_ref<ckpt_shard_part>{std::move(part)});
       },

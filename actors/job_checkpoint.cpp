@@ -111,13 +111,7 @@ void checkpoint_init(job_self self) {
   const bool asked = !c.dir.empty() && (c.every_steps > 0 || c.every_seconds > 0 || c.at_stop);
   st.ckpt.cycle = checkpoint_cycle(c, asked && st.sync->checkpoints(), steady::now());
   if (st.ckpt.resumed_from) st.ckpt.cycle.resumed(*st.ckpt.resumed_from);
-  if (!asked) return;
-  if (!st.sync->checkpoints()) {
-    log(self,
-        "checkpoints: not taken with optimizer.form: distributed (each replica's "
-        "optimizer state is its own)");
-    return;
-  }
+  if (!asked || !st.sync->checkpoints()) return;
   st.ckpt.dir = job_dir(c.dir, st.launch.cfg.name);
   st.ckpt.writer = spawn_detached(self, checkpoint_writer, st.ckpt.dir, keep_checkpoints);
   self->monitor(st.ckpt.writer);
@@ -184,11 +178,22 @@ void checkpoint_part(job_self self, const msg::ckpt_part& m,
       log(self, line);
       release(self);
       return;
-    case checkpoint_cycle::part_result::complete:
+    case checkpoint_cycle::part_result::complete: {
       ++st.progress;
+      auto snap = st.ckpt.cycle.take_snapshot();
+      try {
+        st.sync->assemble(*snap);
+      } catch (const std::exception& e) {
+        // No write follows: the cycle hears of the failure as of a write's (and logs it).
+        checkpoint_written(
+            self, msg::ckpt_written{st.gate.job(), st.gate.generation(), m.step, "", 0, 0.0, 0.0,
+                                    std::string("not assembled: ") + e.what()});
+        return;
+      }
       self->send(st.ckpt.writer, msg::ckpt_write{st.gate.job(), st.gate.generation(), m.step},
-                 msg::local_ref<job_snapshot>{st.ckpt.cycle.take_snapshot()});
+                 msg::local_ref<job_snapshot>{std::move(snap)});
       return;
+    }
   }
 }
 

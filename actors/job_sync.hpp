@@ -148,6 +148,9 @@ class job_sync {
   virtual bool bring_up_to_date(std::size_t, std::size_t) { return true; }
   // Sends the capture; returns the number of parts to collect (0: none).
   virtual int capture(caf::event_based_actor*, const msg::ckpt_capture&) { return 0; }
+  // Every part arrived: make the snapshot's parts what a checkpoint holds (parts that tile the
+  // parameters once). Throws troupe::runtime_failure when they cannot be.
+  virtual void assemble(job_snapshot&) const {}
   // The job ends with `status`. Returns why a completed run's result is not consistent, or "".
   virtual std::string end(caf::event_based_actor* self, job_status status) = 0;
   virtual void fill_report(job_report& r, std::int64_t steps) const = 0;

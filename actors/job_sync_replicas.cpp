@@ -24,6 +24,14 @@ class allreduce_sync : public job_sync {
   // optimizer state goes to every worker's replica.
   void start(caf::event_based_actor*, const std::shared_ptr<param_store>&,
              const job_snapshot* resume) override {
+    if (resume && distributed()) {
+      // Each worker's own moments, by the rank that wrote them.
+      replicas_.resume_moments(
+          split_rank_states(resume->parts.at(0)->optimizer,
+                            "checkpoint of step " + std::to_string(resume->step)),
+          "checkpoint of step " + std::to_string(resume->step));
+      return;
+    }
     if (resume)
       resume_optimizer_ =
           std::make_shared<const models::optimizer_state>(resume->parts.at(0)->optimizer);
@@ -35,13 +43,45 @@ class allreduce_sync : public job_sync {
   }
 
   // After a step every replica holds the same parameters and optimizer state (replicated form:
-  // the same mean gradient, the same updates), so one member's copy is the checkpoint.
-  bool checkpoints() const override { return cfg_.optimizer.form == optimizer_form::replicated; }
+  // the same mean gradient, the same updates), so one member's copy is the checkpoint. The
+  // distributed form: the same parameters, and each member's own moments, so every member
+  // sends its part and assemble() makes them one.
+  bool checkpoints() const override { return true; }
 
   int capture(caf::event_based_actor* self, const msg::ckpt_capture& cap) override {
     if (members_.empty()) return 0;
-    self->send(members_.front(), cap);
-    return 1;
+    if (!distributed()) {
+      self->send(members_.front(), cap);
+      return 1;
+    }
+    for (const auto& m : members_) self->send(m, cap);
+    return static_cast<int>(members_.size());
+  }
+
+  // The distributed form's parts (each member's parameters, the same bits, and its moments
+  // named by its rank) into one: the lowest rank's parameters and every member's moments.
+  void assemble(job_snapshot& snap) const override {
+    if (!distributed() || snap.parts.size() < 2) return;
+    std::vector<std::pair<std::int32_t, models::optimizer_state>> ranks;
+    const ckpt_shard_part* lowest = nullptr;
+    std::int32_t lowest_rank = 0;
+    for (const auto& p : snap.parts) {
+      for (auto& r :
+           split_rank_states(p->optimizer, "checkpoint of step " + std::to_string(snap.step))) {
+        if (!lowest || r.first < lowest_rank) {
+          lowest = p.get();
+          lowest_rank = r.first;
+        }
+        ranks.push_back(std::move(r));
+      }
+    }
+    std::sort(ranks.begin(), ranks.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto one = std::make_shared<ckpt_shard_part>();
+    one->offset = 0;
+    one->params = lowest->params;
+    one->optimizer = merge_rank_states(ranks);
+    snap.parts = {std::move(one)};
   }
 
   std::shared_ptr<param_store> params_for(std::size_t rank,
@@ -51,11 +91,12 @@ class allreduce_sync : public job_sync {
 
   // allreduce (replicated form): the job owns the optimizer replicas, so a rank that joins a
   // running job takes a member's parameters and optimizer state at the boundary.
+  // The distributed form too: the job keeps each rank's moments (a checkpoint reads them; a
+  // joining rank starts from a member's).
   std::shared_ptr<replica_optimizer> optimizer_for(std::size_t rank) override {
-    return cfg_.optimizer.form == optimizer_form::replicated ? replicas_.optimizer(rank) : nullptr;
+    return replicas_.optimizer(rank);
   }
   bool bring_up_to_date(std::size_t rank, std::size_t reference) override {
-    if (cfg_.optimizer.form != optimizer_form::replicated) return false;
     replicas_.copy_replica(reference, rank);
     return true;
   }
@@ -138,6 +179,8 @@ class allreduce_sync : public job_sync {
   }
 
  protected:
+  bool distributed() const { return cfg_.optimizer.form == optimizer_form::distributed; }
+
   // A rank that applied the step's reduction: a member of the current generation if one did,
   // else a rank lost after it applied (its replica is here all the same).
   std::optional<std::size_t> applied_rank(const std::vector<reduce_answer>& answers) const {

@@ -104,13 +104,7 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
   if (!opts.join_token.empty() && opts.join_token.size() < 16)
     throw input_error("--token: a join token must be at least 16 characters");
   register_secret(opts.join_token);
-  for (const auto& j : cfg.jobs) {
-    check_job(j);
-    if (!opts.resume_dir.empty() && !config::checkpoints_possible(j))
-      throw input_error("--resume: job '" + j.name + "' uses sync.mode: " + name_of(j.sync.mode) +
-                        ", which cannot resume from a checkpoint yet (ps, or allreduce with the "
-                        "replicated optimizer form)");
-  }
+  for (const auto& j : cfg.jobs) check_job(j);
   if (opts.log_format != "text" && opts.log_format != "json")
     throw input_error("--log-format must be text or json, got '" + opts.log_format + "'");
   impl_->cfg = std::move(cfg);

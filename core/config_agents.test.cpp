@@ -50,8 +50,15 @@ TEST_CASE("process and elastic refusals name the file, line and key") {
       "jobs[0].elastic.min_devices: must not exceed max_devices (3 > 2)");
   has(error_of(config("", "    elastic: {min_devices: 0}\n")), "jobs[0].elastic.min_devices");
   has(error_of(config("", "    sync: {mode: local}\n    elastic: {min_devices: 1}\n")),
-      "an elastic job needs sync.mode: ps, or allreduce with optimizer.form: replicated");
+      "an elastic job needs sync.mode: ps or allreduce");
   CHECK(parse_config(config("", "    sync: {mode: allreduce}\n    elastic: {min_devices: 1}\n"),
+                     "ok.yaml")
+            .jobs[0]
+            .elastic);
+  // The distributed optimizer form too: a joining worker takes a member's moments.
+  CHECK(parse_config(config("",
+                            "    sync: {mode: allreduce}\n    elastic: {min_devices: 1}\n"
+                            "    optimizer: {kind: max-adabelief, form: distributed}\n"),
                      "ok.yaml")
             .jobs[0]
             .elastic);

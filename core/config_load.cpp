@@ -332,8 +332,8 @@ job_config read_job(const context& cx, const YAML::Node& n, const std::string& p
     e->integer("max_devices", j.elastic->max_devices, at_least_one);
   }
   // A service keeps every job's checkpoints under its state directory, so that a restarted or
-  // preempted job finds them; it takes them wherever the sync mode allows.
-  if (!checkpoint_root.empty() && checkpoints_possible(j)) {
+  // preempted job finds them.
+  if (!checkpoint_root.empty()) {
     j.checkpoint.dir = checkpoint_root;
     j.checkpoint.at_stop = true;
   }

@@ -2,10 +2,6 @@
 
 namespace troupe::config {
 
-bool checkpoints_possible(const job_config& j) {
-  return j.sync.mode != sync_mode::allreduce || j.optimizer.form == optimizer_form::replicated;
-}
-
 std::optional<rule_violation> job_rule_violation(const job_config& j) {
   const auto mode = std::string("sync.mode: ") + name_of(j.sync.mode);
   if (j.name.empty()) return rule_violation{"", "name", "a job needs a name"};
@@ -34,36 +30,20 @@ std::optional<rule_violation> job_rule_violation(const job_config& j) {
     return rule_violation{"sync", "codec",
                           "applies to sync.mode: allreduce with optimizer.form: replicated (got " +
                               mode + ", form: " + name_of(j.optimizer.form) + ")"};
-  // A checkpoint holds one optimizer state: in the distributed form each replica's differs from
-  // the others' (local SGD saves member 0's after an average; see actors/job_sync_replicas.cpp).
-  if (!checkpoints_possible(j) && !j.checkpoint.dir.empty() &&
-      (j.checkpoint.every_steps > 0 || j.checkpoint.every_seconds > 0))
-    return rule_violation{
-        "checkpoint", "dir",
-        "checkpoints are not available with " + mode +
-            " and optimizer.form: distributed yet (use optimizer.form: replicated, or remove the "
-            "checkpoint keys)"};
   // A preempted job resumes from its own checkpoint: without one it would start over.
-  if (j.preemptible && (j.checkpoint.dir.empty() || !checkpoints_possible(j)))
+  if (j.preemptible && j.checkpoint.dir.empty())
     return rule_violation{"", "preemptible",
-                          checkpoints_possible(j)
-                              ? "needs checkpoint.dir (a preempted job resumes from its checkpoint)"
-                              : "needs checkpoints, which are not available with " + mode +
-                                    " and optimizer.form: distributed yet"};
+                          "needs checkpoint.dir (a preempted job resumes from its checkpoint)"};
   if (j.elastic && j.elastic->min_devices > j.elastic->max_devices)
     return rule_violation{"elastic", "min_devices",
                           "must not exceed max_devices (" + std::to_string(j.elastic->min_devices) +
                               " > " + std::to_string(j.elastic->max_devices) + ")"};
-  // A member that joins a running job reads the shards' parameters, or (allreduce, replicated)
-  // takes a member's replica at the boundary; local SGD's replicas each have their own
-  // optimizer state, and the distributed form its own moments.
-  if (j.elastic &&
-      !(j.sync.mode == sync_mode::ps ||
-        (j.sync.mode == sync_mode::allreduce && j.optimizer.form == optimizer_form::replicated)))
+  // A member that joins a running job reads the shards' parameters, or (allreduce) takes a
+  // member's replica at the boundary, with the distributed form that member's moments; local
+  // SGD's replicas each train on their own between averages.
+  if (j.elastic && j.sync.mode == sync_mode::local)
     return rule_violation{"elastic", "min_devices",
-                          "an elastic job needs sync.mode: ps, or allreduce with "
-                          "optimizer.form: replicated (got " +
-                              mode + ")"};
+                          "an elastic job needs sync.mode: ps or allreduce (got " + mode + ")"};
   return std::nullopt;
 }
 

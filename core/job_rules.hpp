@@ -16,10 +16,6 @@ struct rule_violation {
   std::string what;
 };
 
-// Whether a checkpoint can hold this job's state: sync.mode ps, or allreduce with the replicated
-// optimizer form (every replica then holds the same parameters and optimizer state).
-bool checkpoints_possible(const job_config& job);
-
 // Samples per block of the canonical reduction, or 0 where the job does not use it: it does with
 // `deterministic: true`, sync.mode ps and a global data plan (a sharded plan cuts each worker's
 // slice from its own shard, so its slices cannot follow the blocks of one order).

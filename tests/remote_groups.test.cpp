@@ -523,3 +523,9 @@ TEST_CASE("an elastic job below min_devices pauses until the restarted worker is
   CHECK(a.steps >= 199);  // every step but the one it died in (a restart may come back in time)
   check_same_model(hurt.job);
 }
+
+TEST_CASE("an elastic job with the distributed optimizer form takes in a joining agent") {
+  // The joining rank starts from a member's parameters and Max-AdaBelief moments; every replica
+  // then applies the same update (the end-of-run check of the replicas' fnv holds).
+  check_elastic_join("{mode: allreduce}", "{kind: max-adabelief, lr: 0.01, form: distributed}");
+}

@@ -175,12 +175,53 @@ TEST_CASE("a checkpoint of another config is refused; no checkpoint starts fresh
   fs::remove_all(empty);
 }
 
-TEST_CASE("checkpoints of the distributed optimizer form are refused before anything starts") {
-  auto text = config_text(10, allreduce, "/tmp/unused-ckpt");
-  text.replace(text.find("kind: adam"), 10, "kind: max-adabelief, form: distributed");
-  troupe::runtime_options opts;
-  CHECK_THROWS_AS(troupe::runtime(troupe::config::parse_config(text, "r.yaml"), opts),
-                  troupe::input_error);
+TEST_CASE("the distributed optimizer form resumes with every worker's moments, exactly") {
+  // Each worker's Max-AdaBelief moments are its own: the checkpoint keeps all of them (named by
+  // rank) with the one parameter replica, and the resumed run ends with the uninterrupted bits.
+  const auto distributed = [](std::int64_t steps, const std::string& dir) {
+    auto text = config_text(steps, allreduce, dir);
+    text.replace(text.find("kind: adam"), 10, "kind: max-adabelief, form: distributed");
+    return text;
+  };
+  const auto dir = scratch("distributed");
+  const auto full = run(distributed(60, ""));
+  REQUIRE(full.status == troupe::job_status::completed);
+  const auto first = run(distributed(30, dir.string()));
+  INFO("first leg: " << first.error);
+  REQUIRE(first.status == troupe::job_status::completed);
+  CHECK(first.checkpoints.written == 3);
+  // The newest checkpoint holds both workers' moments.
+  const troupe::checkpoint_store store((dir / "rs").string(), 0);
+  const auto newest = store.load_newest_valid();
+  REQUIRE(newest.loaded);
+  for (const char* name : {"opt/rank0/m", "opt/rank0/s", "opt/rank0/s_max", "opt/rank1/m",
+                           "opt/rank1/s", "opt/rank1/s_max"})
+    CHECK_MESSAGE(newest.loaded->has(name), name);
+  const auto copy = scratch("distributed-copy");
+  fs::create_directories(copy);
+  fs::copy(dir, copy, fs::copy_options::recursive);
+  const auto second = run(distributed(60, dir.string()), dir.string());
+  INFO("second leg: " << second.error);
+  REQUIRE(second.status == troupe::job_status::completed);
+  REQUIRE(second.checkpoints.resumed_from_step);
+  CHECK(*second.checkpoints.resumed_from_step == 30);
+  MESSAGE("relative L2, resumed vs uninterrupted: " << relative_l2(*second.final_params,
+                                                                   *full.final_params));
+  CHECK(second.params.fnv1a64 == full.params.fnv1a64);
+  // On three workers: the third has no moments in the checkpoint and starts from rank 0's, as a
+  // worker joining a running job does; the run completes, its replicas equal.
+  auto three = distributed(60, copy.string());
+  three.replace(three.find("count: 2"), 8, "count: 3");
+  const auto wider = run(three, copy.string());
+  INFO("on three workers: " << wider.error);
+  CHECK(wider.status == troupe::job_status::completed);
+  REQUIRE(wider.checkpoints.resumed_from_step);
+  CHECK(*wider.checkpoints.resumed_from_step == 30);
+  CHECK(wider.steps == 60);
+  CHECK(wider.workers.size() == 3);
+  CHECK(wider.workers[2].steps == 30);
+  fs::remove_all(dir);
+  fs::remove_all(copy);
 }
 
 TEST_CASE("local SGD checkpoints after averages; resumed, SGD ends where the uninterrupted run") {

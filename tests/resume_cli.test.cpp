@@ -44,7 +44,8 @@ const char* const local_groups =
 
 std::string config(const fs::path& ckpt, const std::string& job = "killme",
                    const std::string& groups = local_groups, const std::string& sync = "",
-                   int steps = max_steps) {
+                   int steps = max_steps, const std::string& optimizer = "{kind: adam, lr: 0.001}",
+                   bool deterministic = false) {
   return "cluster:\n"
          "  groups:\n" +
          groups +
@@ -54,14 +55,16 @@ std::string config(const fs::path& ckpt, const std::string& job = "killme",
          "\n"
          "    model: {kind: mlp, hidden: [64]}\n"
          "    data: {dataset: synthetic, synthetic: {samples: 4096}}\n"
-         "    optimizer: {kind: adam, lr: 0.001}\n"
+         "    optimizer: " +
+         optimizer +
+         "\n"
          "    batch: 64\n"
          "    epochs: 100\n"
          "    max_steps: " +
          std::to_string(steps) + "\n" + (sync.empty() ? "" : "    sync: " + sync + "\n") +
-         "    seed: 3\n"
-         "    checkpoint: {dir: " +
-         ckpt.string() + ", every_steps: " + std::to_string(every_steps) + "}\n";
+         "    seed: 3\n" + (deterministic ? "    deterministic: true\n" : "") +
+         "    checkpoint: {dir: " + ckpt.string() +
+         ", every_steps: " + std::to_string(every_steps) + "}\n";
 }
 
 std::string slurp(const fs::path& p) {
@@ -93,6 +96,9 @@ struct kill_case {
   // SIGKILL: nothing of the run survives but its checkpoints. SIGTERM: the run stops at the
   // next step boundary, writes a checkpoint there and exits 143; nothing is lost.
   int signal = SIGKILL;
+  std::string optimizer = "{kind: adam, lr: 0.001}";
+  // Deterministic, and the resumed run's fingerprint must be that of a run nothing stopped.
+  bool exact = false;
 };
 
 // Two cpu groups, each computing in a child agent of `troupe run`.
@@ -141,7 +147,7 @@ void kill_then_resume(const kill_case& k) {
     }
   } cleanup{dir};
   const auto cfg = dir / (k.job + ".yaml");
-  std::ofstream(cfg) << config(ckpt, k.job, k.groups, k.sync, k.steps);
+  std::ofstream(cfg) << config(ckpt, k.job, k.groups, k.sync, k.steps, k.optimizer, k.exact);
 
   // Start it in the background (DIR/first.out and DIR/first.err).
   // From step 60 on, every step of the first run waits 50 ms: it cannot end before the two
@@ -232,6 +238,21 @@ void kill_then_resume(const kill_case& k) {
   if (k.signal != SIGKILL) CHECK(resumed == killed_step);  // its last boundary's checkpoint
   CHECK(slurp(dir / "second.out").find("resumed from step " + std::to_string(resumed)) !=
         std::string::npos);
+  if (!k.exact) return;
+  // The same config from the start, uninterrupted (its own checkpoint directory).
+  const auto whole_cfg = dir / "whole.yaml";
+  std::ofstream(whole_cfg) << config(dir / "whole-ckpt", k.job, k.groups, k.sync, k.steps,
+                                     k.optimizer, k.exact);
+  const auto whole_report = dir / "whole.json";
+  const std::string whole = "timeout 300 " + bin + " run " + whole_cfg.string() + " --log-dir " +
+                            (dir / "whole-logs").string() + " --quiet --report " +
+                            whole_report.string() + " > " + (dir / "whole.out").string() + " 2>&1";
+  REQUIRE(std::system(whole.c_str()) == 0);
+  nlohmann::json w;
+  std::ifstream(whole_report) >> w;
+  MESSAGE(k.job << ": resumed " << job["params"]["fnv1a64"] << ", uninterrupted "
+                << w["jobs"][0]["params"]["fnv1a64"]);
+  CHECK(job["params"]["fnv1a64"] == w["jobs"][0]["params"]["fnv1a64"]);
 }
 
 }  // namespace
@@ -247,6 +268,15 @@ TEST_CASE(
     CAPTURE(mode);
     kill_then_resume({"killsep-" + mode, separate_groups, "{mode: " + mode + "}", "a/0", 600, 2});
   }
+}
+
+TEST_CASE(
+    "kill -9 of a run with the distributed optimizer form: --resume ends with the uninterrupted "
+    "run's fingerprint") {
+  kill_case k{"killdist", local_groups, "{mode: allreduce}", "cpu/0", max_steps, 0};
+  k.optimizer = "{kind: max-adabelief, lr: 0.001, form: distributed}";
+  k.exact = true;
+  kill_then_resume(k);
 }
 
 TEST_CASE(
