@@ -88,6 +88,7 @@ class ring_reducer final : public step_reducer {
 double reduce_and_apply_one(replica_optimizer& opt, const allreduce_session& session,
                             const replica_step& step, reduce_call& call, step_reducer& reducer) {
   call.data = step.contributed ? step.grad : nullptr;
+  if (session.blocks) call.inputs = &session.blocks->blocks;
   call.weight = step.contributed ? static_cast<double>(step.samples) : 0.0;
   call.divide_by_total_weight = true;
   call.sq_norm = true;
@@ -158,6 +159,7 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
       opt.resume.reset();
     }
     call.data = step.contributed ? step.grad : nullptr;
+    if (session.blocks) call.inputs = &session.blocks->blocks;
     call.weight = step.contributed ? static_cast<double>(step.samples) : 0.0;
     call.divide_by_total_weight = true;
     call.sq_norm = true;  // |G_B|^2 for the job's statistics, from the pieces as they are reduced

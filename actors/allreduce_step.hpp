@@ -122,6 +122,15 @@ struct allreduce_session {
   // every member contributes its own buffer (every step without a failure).
   std::vector<std::shared_ptr<const std::vector<float>>> contribution;
   std::vector<std::int64_t> contribution_samples;
+  // The canonical reduction (config::reduction_block; every replica here): the step's block
+  // sums in block order, from every slice's buffer (one sum per block), which each member's
+  // reduction adds in that order instead of the members' own sums; `held` keeps the buffers
+  // alive. Null: every member contributes its own (or its `contribution`).
+  struct block_list {
+    std::shared_ptr<const void> held;
+    std::vector<const float*> blocks;
+  };
+  std::shared_ptr<const block_list> blocks;
   // sync: local, an averaging step: the replicas of ranks out of the membership that trained
   // since the last average (a lost member's). Member 0 adds them to its part, weighted by their
   // samples, so their training is not lost.

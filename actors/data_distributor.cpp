@@ -3,7 +3,6 @@
 #include <exception>
 
 #include "core/error.hpp"
-#include "core/job_rules.hpp"
 #include "data/split.hpp"
 
 namespace troupe::actors {
@@ -36,10 +35,12 @@ shard_step sharded_step(distributor_state& st, std::int64_t step) {
 }  // namespace
 
 caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id job,
-                               msg::generation_id generation, config::job_config cfg) {
+                               msg::generation_id generation, config::job_config cfg,
+                               std::int64_t block) {
   self->state.gate = generation_gate{job, generation};
   keep_exception_text(self);
   self->state.cfg = std::move(cfg);
+  self->state.block = block;
   return {
       // Edges 1 and 4.
       [=](msg::data_atom) -> caf::result<msg::local_ref<data_bundle>> {
@@ -87,8 +88,8 @@ caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id jo
                           : msg::index_list(st.sampler->batch(req.step)));
           // The last step of a pass is shorter than the batch: split what it has. With the
           // canonical reduction, in whole blocks.
-          plan.counts = data::split_blocks(static_cast<std::int64_t>(indices->size()),
-                                           config::reduction_block(st.cfg), st.weights, true);
+          plan.counts = data::split_blocks(static_cast<std::int64_t>(indices->size()), st.block,
+                                           st.weights, true);
         }
         self->send(caf::actor_cast<caf::actor>(self->current_sender()), std::move(plan),
                    msg::local_ref<msg::index_list>{std::move(indices)});

@@ -34,6 +34,7 @@ struct distributor_state {
   static inline const char* name = "data_distributor";
   generation_gate gate;
   config::job_config cfg;
+  std::int64_t block = 0;  // the canonical reduction's (config::reduction_block); 0: none
   data_bundle data;
   std::optional<step_sampler> sampler;
   std::optional<priority_plan> priority;  // data.priority
@@ -41,7 +42,9 @@ struct distributor_state {
   std::vector<double> weights;            // by rank; empty until the job sends a split
 };
 
+// `block`: the canonical reduction's block (plans are cut at its boundaries); 0 for none.
 caf::behavior data_distributor(stateful<distributor_state>* self, msg::job_id job,
-                               msg::generation_id generation, config::job_config cfg);
+                               msg::generation_id generation, config::job_config cfg,
+                               std::int64_t block);
 
 }  // namespace troupe::actors

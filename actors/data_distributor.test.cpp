@@ -49,7 +49,7 @@ struct fixture : testing::deterministic_system {
   std::size_t train_n = 0;
 
   fixture() : job_actor(sys, true) {
-    dist = sys.spawn(data_distributor, job, generation, job_config());
+    dist = sys.spawn(data_distributor, job, generation, job_config(), std::int64_t{0});
     sched.run();
     job_actor->send(dist, msg::data_atom_v);
     sched.run();

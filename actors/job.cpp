@@ -1,5 +1,6 @@
 #include "actors/job.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <caf/exit_reason.hpp>
@@ -16,6 +17,8 @@
 #include "actors/job_start.hpp"
 #include "actors/job_state.hpp"
 #include "actors/job_steps.hpp"
+#include "actors/specs.hpp"
+#include "core/job_rules.hpp"
 
 namespace troupe::actors {
 namespace {
@@ -225,8 +228,12 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
     finish(self, job_status::failed,
            "a job actor stopped: " + failure_text(self->system(), d.reason));
   });
-  st.distributor =
-      spawn_detached(self, data_distributor, st.gate.job(), st.gate.generation(), st.launch.cfg);
+  const bool agents_hold_replicas =
+      std::any_of(st.launch.slots.begin(), st.launch.slots.end(),
+                  [&](const group_slot& s) { return replica_in_agent(st.launch.cfg, s.group); });
+  st.reduction_block = config::reduction_block(st.launch.cfg, agents_hold_replicas);
+  st.distributor = spawn_detached(self, data_distributor, st.gate.job(), st.gate.generation(),
+                                  st.launch.cfg, st.reduction_block);
   self->monitor(st.distributor);
   self->request(st.distributor, to_timespan(st.launch.step_deadline_seconds), msg::data_atom_v)
       .then([=](msg::local_ref<data_bundle>& b) { on_data(self, *b); },

@@ -7,7 +7,6 @@
 #include "actors/job_reduce_recovery.hpp"
 #include "actors/job_steps.hpp"
 #include "actors/specs.hpp"
-#include "core/job_rules.hpp"
 
 namespace troupe::actors {
 
@@ -108,7 +107,7 @@ void membership_start(job_self self) {
   }
   st.mem = membership(std::move(names), std::move(groups), st.launch.step_deadline_seconds,
                       st.launch.cfg.hang_floor_s);
-  st.mem.set_block(config::reduction_block(st.launch.cfg));
+  st.mem.set_block(st.reduction_block);
 }
 
 void arm_deadline(job_self self) {

@@ -10,7 +10,6 @@
 #include "actors/specs.hpp"
 #include "core/error.hpp"
 #include "core/fault_spec.hpp"
-#include "core/job_rules.hpp"
 #include "core/median.hpp"
 #include "core/rng.hpp"
 #include "devices/device.hpp"
@@ -201,7 +200,7 @@ std::shared_ptr<worker_setup> setup_of(job_self self, const group_slot& slot, in
         (f.target == w.group || f.target == w.name))
       (f.action == fault_action::slow ? setup->slow : setup->delay).push_back(f);
   setup->sync_mode = cfg.sync.mode;
-  setup->reduction_block = config::reduction_block(cfg);
+  setup->reduction_block = st.reduction_block;
   setup->optimizer = optimizer_spec_of(cfg.optimizer);
   setup->replica_in_agent = replica_in_agent(cfg, slot.group);
   setup->codec = cfg.sync.codec;

@@ -81,6 +81,9 @@ struct job_state {
   generation_gate gate;
   job_phase phase = job_phase::loading;
   caf::actor distributor;
+  // The canonical reduction's block (config::reduction_block), fixed at the start: plans,
+  // re-plans and workers cut at its boundaries. 0: none.
+  std::int64_t reduction_block = 0;
   std::unique_ptr<job_sync> sync;
   std::vector<worker_slot> workers;
   data_bundle data;

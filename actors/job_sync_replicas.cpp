@@ -10,6 +10,7 @@
 #include "actors/process_ring.hpp"
 #include "collectives/allreduce.hpp"
 #include "core/error.hpp"
+#include "core/job_rules.hpp"
 #include "core/median.hpp"
 
 namespace troupe::actors {
@@ -17,8 +18,11 @@ namespace {
 
 class allreduce_sync : public job_sync {
  public:
+  // one_replica: every replica is in this process (no group's lives in an agent).
   allreduce_sync(const config::job_config& cfg, double deadline_seconds, bool one_replica)
-      : cfg_(cfg), replicas_(cfg, deadline_seconds, one_replica) {}
+      : cfg_(cfg),
+        replicas_(cfg, deadline_seconds, one_replica),
+        canonical_(config::reduction_block(cfg, !one_replica) > 0) {}
 
   // Resumed: the store holds the checkpoint's parameters (every replica copies them); the
   // optimizer state goes to every worker's replica.
@@ -146,6 +150,11 @@ class allreduce_sync : public job_sync {
     // Every member reduces, one without samples this step too (replicas stay equal).
     msg::local_ref<allreduce_session> session{replicas_.session()};
     if (auto regrouped = regroup(*replicas_.session(), round)) session.ptr = std::move(regrouped);
+    if (canonical_ && !session.ptr->process_ring && round.grads) {
+      auto with_blocks = std::make_shared<allreduce_session>(*session.ptr);
+      with_blocks->blocks = block_list_of(round.grads, replicas_.store(0)->values.size());
+      session.ptr = std::move(with_blocks);
+    }
     committed_before_ = replicas_.one_replica_steps();  // before any member can commit
     members_ = members_of(*round.workers);
     for (const auto& w : members_) self->send(w, round.cmd, session);
@@ -274,12 +283,25 @@ class allreduce_sync : public job_sync {
     return out;
   }
 
+  // The canonical reduction: every slice's block sums, in offset order (the slices'), so in
+  // block order.
+  static std::shared_ptr<const allreduce_session::block_list> block_list_of(
+      const msg::local_ref<msg::grad_set>& grads, std::size_t params) {
+    auto out = std::make_shared<allreduce_session::block_list>();
+    out->held = grads.ptr;
+    for (const auto& g : *grads.ptr)
+      for (std::size_t at = 0; g && params > 0 && at + params <= g->size(); at += params)
+        out->blocks.push_back(g->data() + at);
+    return out;
+  }
+
   config::job_config cfg_;
   bool in_agents_ = false;  // a member of the generation has its replica in an agent
   job_allreduce replicas_;
   std::vector<caf::actor> members_;  // the last step's
   std::shared_ptr<const models::optimizer_state> resume_optimizer_;
   std::int64_t committed_before_ = -1;  // one replica: its commits when this step's reduce went
+  bool canonical_ = false;              // config::reduction_block (set at construction)
 };
 
 // Local SGD: the barrier per step is the job's; the parameter average runs every `period`

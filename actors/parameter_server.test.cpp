@@ -101,7 +101,8 @@ TEST_CASE_FIXTURE(fixture, "the distributor plans by weight and drops stale requ
   cfg.data.synthetic_samples = 100;
   cfg.batch = 10;
   cfg.seed = 3;
-  auto dist = sys.spawn(data_distributor, msg::job_id{4}, msg::generation_id{2}, cfg);
+  auto dist =
+      sys.spawn(data_distributor, msg::job_id{4}, msg::generation_id{2}, cfg, std::int64_t{0});
   sched.run();
   auto loaded = job->request(dist, std::chrono::seconds(5), msg::data_atom_v);
   sched.run();

@@ -165,7 +165,7 @@ void read_sync(const context& cx, const map_view& v, sync_config& s) {
   v.enumeration("mode", s.mode);
   v.only_with("ps_shards", s.mode == sync_mode::ps, "sync mode: ps");
   v.integer("ps_shards", s.ps_shards, at_least_one);
-  v.only_with("block", s.mode == sync_mode::ps, "sync mode: ps");
+  v.only_with("block", s.mode != sync_mode::local, "sync mode: ps or allreduce");
   v.integer("block", s.block, at_least_one);
   v.only_with("period", s.mode == sync_mode::local, "sync mode: local");
   v.only_with("codec", s.mode == sync_mode::allreduce, "sync mode: allreduce");
@@ -424,7 +424,7 @@ void drop_keys_left_by_mode_set(const YAML::Node& jobs, const std::vector<std::s
     return std::find(set_paths.begin(), set_paths.end(), p) != set_paths.end();
   };
   static const std::pair<const char*, const char*> mode_keys[] = {
-      {"ps_shards", "ps"}, {"block", "ps"}, {"period", "local"}, {"codec", "allreduce"}};
+      {"ps_shards", "ps"}, {"period", "local"}, {"codec", "allreduce"}};
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const std::string sync_path = index_path("jobs", i) + ".sync";
     if (!was_set(sync_path + ".mode")) continue;

@@ -2,7 +2,8 @@
 // contribute them at the reduction (each member the sum of the slices it computed). While the
 // members reduce, the job hears from every survivor whether it applied the step: when one did,
 // the others take its replica; when none did, the step runs again over the survivors. Either way
-// no step is lost and the run trains the model the fault-free run trains, whether the lost worker
+// no step is lost and the run trains the model the fault-free run trains, bit for bit (the
+// canonical reduction of deterministic mode), whether the lost worker
 // is restarted (it rejoins at a step boundary with a member's replica and optimizer state) or
 // migrated away. The end-of-run replica check is part of `completed`.
 #include <doctest/doctest.h>
@@ -33,6 +34,9 @@ void check_same_model(const troupe::job_report& r) {
   const double rel = relative_l2(*r.final_params, *baseline().final_params);
   MESSAGE("relative L2 to the run without faults: " << rel);
   CHECK(rel < 1e-5);
+  // Deterministic, every replica here: the canonical reduction adds the same block sums in the
+  // same order however the lost member's slices were shared out, so the bits are the same.
+  CHECK(r.params.fnv1a64 == baseline().params.fnv1a64);
   std::int64_t samples = 0;
   for (const auto& w : r.workers) samples += w.samples;
   // Every sample of every step, once: 2000 training samples in steps of 96 are 20 full steps and

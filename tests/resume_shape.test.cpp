@@ -135,10 +135,10 @@ TEST_CASE("a checkpoint resumes on fewer and on more groups, every sample traine
         // Deterministic: the parameters of a fault-free resume on the new shape.
         const auto again = run(config_text(sh.after, m, 60, copy.string()), copy.string());
         CHECK(again.params.fnv1a64 == second.params.fnv1a64);
-        // And the canonical reduction's blocks do not depend on the shape: the run that
-        // changed shape ends with the bits of the one that never did.
-        CHECK(second.params.fnv1a64 == full.params.fnv1a64);
       }
+      // The canonical reduction's blocks do not depend on the shape: in ps and allreduce (every
+      // replica here) the run that changed shape ends with the bits of the one that never did.
+      if (std::string(m.name) != "local") CHECK(second.params.fnv1a64 == full.params.fnv1a64);
       fs::remove_all(dir);
       fs::remove_all(copy);
     }

@@ -24,6 +24,7 @@ peer_info peer_of(int rank) {
 
 struct slot {
   const float* data = nullptr;
+  const std::vector<const float*>* inputs = nullptr;
   std::size_t count = 0;
   reduce_op op = reduce_op::sum;
   double weight = 0.0;
@@ -70,6 +71,7 @@ class shared_allreduce_state {
     {
       std::lock_guard<std::mutex> guard{mutex_};
       slots_[me] = slot{o.data,
+                        o.inputs,
                         o.count,
                         o.op,
                         o.weight,
@@ -135,9 +137,11 @@ class shared_allreduce_state {
     const slot& first = slots_[0];
     for (const auto& s : slots_)
       if (s.count != first.count || s.op != first.op || s.divide != first.divide ||
-          s.sq_norm != first.sq_norm || !s.on_piece != !first.on_piece)
-        return "ranks disagree on count, op, division, norm or hooks (every rank must make the "
-               "same call)";
+          s.sq_norm != first.sq_norm || !s.on_piece != !first.on_piece || s.inputs != first.inputs)
+        return "ranks disagree on count, op, division, norm, inputs or hooks (every rank must "
+               "make the same call)";
+    if (first.inputs && first.op != reduce_op::sum)
+      return "a list of inputs is summed only (op sum)";
     op_count_ = first.count;
     op_ = first.op;
     divide_ = first.divide;
@@ -148,8 +152,9 @@ class shared_allreduce_state {
     inputs_.clear();
     for (const auto& s : slots_) {
       total_weight_ += s.weight;
-      if (s.data) inputs_.push_back(s.data);
+      if (s.data && !first.inputs) inputs_.push_back(s.data);
     }
+    if (first.inputs) inputs_ = *first.inputs;
     if (divide_ && !(total_weight_ > 0.0))
       return "divide_by_total_weight with a total weight of " + std::to_string(total_weight_);
     divisor_ = static_cast<float>(total_weight_);

@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "collectives/op_control.hpp"
 #include "collectives/options.hpp"
@@ -44,6 +45,11 @@ struct shared_allreduce_options {
   int rank = 0;
   const float* data = nullptr;  // null: this rank contributes nothing (as if all zeros for sum)
   std::size_t count = 0;        // the same on every rank; 0 makes the call a barrier
+  // Set: the SAME list on every rank (one object, compared by address), summed in its order
+  // instead of the ranks' `data` (sum only); each input holds `count` floats and stays unchanged
+  // until every rank returned. The canonical reduction passes its block sums in block order, so
+  // the result does not depend on which member computed which block.
+  const std::vector<const float*>* inputs = nullptr;
   reduce_op op = reduce_op::sum;
   double weight = 0.0;  // summed over the ranks (sample counts); returned as total_weight
   // result = sum / total_weight (sum only), with the division fused into the last addition.

@@ -283,3 +283,39 @@ TEST_CASE("shared allreduce: an on_open that throws fails the op on every rank")
   });
   for (const auto& w : why) CHECK(w.find("checkpoint state of 7 values") != std::string::npos);
 }
+
+TEST_CASE("shared allreduce: a list of inputs is summed in its order, whoever holds which") {
+  // Five block sums shared by two ranks: the result is ((((b0 + b1) + b2) + b3) + b4) / weight
+  // whichever rank passes data, and a list given on one rank only fails the op on both.
+  const std::size_t count = 1031;
+  std::vector<std::vector<float>> blocks(5, std::vector<float>(count));
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+    for (std::size_t i = 0; i < count; ++i)
+      blocks[b][i] = 1e-3f * static_cast<float>((i * 7 + b * 13) % 101) * (b % 2 ? -1.0f : 3.3f);
+  std::vector<const float*> list;
+  for (const auto& b : blocks) list.push_back(b.data());
+  shared_allreduce_group group{2};
+  std::vector<std::vector<float>> got(2);
+  auto errors = run_ranks(2, [&](int rank) {
+    auto o = call_of(rank, blocks[static_cast<std::size_t>(rank)], rank == 0 ? 3.0 : 2.0);
+    o.inputs = &list;
+    o.divide_by_total_weight = true;
+    const auto r = group.allreduce(o);
+    got[static_cast<std::size_t>(rank)].assign(r.values.begin(), r.values.end());
+  });
+  for (const auto& e : errors) CHECK(e == "");
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const float want =
+        ((((blocks[0][i] + blocks[1][i]) + blocks[2][i]) + blocks[3][i]) + blocks[4][i]) / 5.0f;
+    bad += got[0][i] != want || got[1][i] != want;
+  }
+  CHECK(bad == 0);
+  shared_allreduce_group mixed{2};
+  auto refused = run_ranks(2, [&](int rank) {
+    auto o = call_of(rank, blocks[0]);
+    if (rank == 0) o.inputs = &list;
+    mixed.allreduce(o);
+  });
+  for (const auto& e : refused) CHECK(e.find("inputs") != std::string::npos);
+}
