@@ -28,6 +28,12 @@ spdlog::logger* log_of(hub_state& st, const std::string& job) {
     // resume test reads it); one fflush per step is noise next to a step.
     lg->flush_on(spdlog::level::info);
     st.logs[job] = lg;
+    // An appended log (a resumed run, a service's job started again) says where this run's
+    // lines begin.
+    if (st.append_logs) {
+      const std::string mark = "---- a new run of job '" + job + "' begins here ----";
+      lg->info("{}", st.json_logs ? json_line(job, 0, 0, mark) : mark);
+    }
     return lg.get();
   } catch (const spdlog::spdlog_ex&) {
     st.logs[job] = nullptr;  // an unwritable log dir must not stop training

@@ -22,9 +22,11 @@ namespace troupe::actors {
 struct hub_state {
   static inline const char* name = "metrics_hub";
   std::shared_ptr<const metrics_subscribers> subscribers;
-  std::string log_dir;       // empty: no log files
-  bool append_logs = false;  // a service: a resumed job's file goes on; else truncated per run
-  bool json_logs = false;    // --log-format json: each line one JSON object
+  std::string log_dir;  // empty: no log files
+  // A service or a --resume run: a job's file goes on (after a line that marks the new run);
+  // else it is truncated per run.
+  bool append_logs = false;
+  bool json_logs = false;                     // --log-format json: each line one JSON object
   std::map<std::string, std::int64_t> steps;  // each job's last step, for JSON lines
   std::map<std::string, std::shared_ptr<spdlog::logger>> logs;
   std::vector<caf::actor> policy_actors;  // (subscribe_atom, actor): step_metrics forwarded

@@ -68,8 +68,12 @@ nlohmann::json to_json(const job_report& j) {
       {"train_loss", j.train_loss},
       {"test_loss", j.test_loss},
       {"test_accuracy", j.test_accuracy},
-      {"params",
-       {{"count", j.params.count}, {"l2", j.params.l2}, {"fnv1a64", hex64(j.params.fnv1a64)}}},
+      // A job that did not end at a step boundary (failed) has no consistent parameters: null,
+      // not zeros that read like a model.
+      {"params", j.params.count > 0 ? nlohmann::json{{"count", j.params.count},
+                                                     {"l2", j.params.l2},
+                                                     {"fnv1a64", hex64(j.params.fnv1a64)}}
+                                    : nlohmann::json(nullptr)},
       {"workers", workers},
       {"faults",
        {{"injected", j.faults.injected},
@@ -166,7 +170,9 @@ nlohmann::json to_json(const run_report& r) {
   nlohmann::json schedule = nlohmann::json::array();
   for (const auto& e : r.cluster.schedule)
     schedule.push_back({{"at_s", e.at_s}, {"job", e.job}, {"event", e.what}, {"groups", e.groups}});
-  return {{"jobs", jobs},
+  return {{"troupe_version", r.troupe_version},
+          {"created_at", r.created_at},
+          {"jobs", jobs},
           {"cluster",
            {{"groups", groups},
             {"devices", r.cluster.devices},

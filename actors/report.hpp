@@ -222,6 +222,8 @@ struct agent_report {
 };
 
 struct run_report {
+  std::string troupe_version;  // of the binary that ran it
+  std::string created_at;      // when the run began: UTC, ISO 8601 ("2026-11-28T12:00:00.123Z")
   std::vector<job_report> jobs;
   cluster_report cluster;
   std::vector<agent_report> agents;  // in join order

@@ -26,8 +26,10 @@
 #include "core/error.hpp"
 #include "core/fault_spec.hpp"
 #include "core/job_rules.hpp"
+#include "core/json_log.hpp"
 #include "core/launcher_env.hpp"
 #include "core/secret.hpp"
+#include "core/writable_paths.hpp"
 
 namespace troupe {
 namespace {
@@ -56,6 +58,7 @@ void check_job(const config::job_config& job) {
 }  // namespace
 
 struct runtime::impl {
+  std::string created_at;  // when start() ran, for the report
   config::run_config cfg;
   runtime_options opts;
   std::shared_ptr<metrics_subscribers> subscribers = std::make_shared<metrics_subscribers>();
@@ -104,7 +107,14 @@ runtime::runtime(config::run_config cfg, runtime_options opts) : impl_(std::make
   if (!opts.join_token.empty() && opts.join_token.size() < 16)
     throw input_error("--token: a join token must be at least 16 characters");
   register_secret(opts.join_token);
-  for (const auto& j : cfg.jobs) check_job(j);
+  for (const auto& j : cfg.jobs) {
+    check_job(j);
+    // A checkpoint directory that cannot be written is refused now, not found out at the first
+    // checkpoint (after which the job would train on with none).
+    const auto& c = j.checkpoint;
+    if (!c.dir.empty() && (c.every_steps > 0 || c.every_seconds > 0 || c.at_stop))
+      require_writable_dir(c.dir, "job '" + j.name + "': checkpoint.dir");
+  }
   if (opts.log_format != "text" && opts.log_format != "json")
     throw input_error("--log-format must be text or json, got '" + opts.log_format + "'");
   impl_->cfg = std::move(cfg);
@@ -164,6 +174,7 @@ void runtime::on_event(event_callback f) {
 void runtime::start() {
   if (impl_->started) return;
   impl_->started = true;
+  impl_->created_at = utc_now_iso8601();
   actors::register_types(impl_->caf_cfg);
   if (!impl_->opts.scheduler_policy.empty())
     impl_->caf_cfg.set("scheduler.policy", caf::atom_from_string(impl_->opts.scheduler_policy));
@@ -189,7 +200,8 @@ void runtime::start() {
         std::make_shared<actors::agent_directory>(collectives::spawn_store_actor(*impl_->sys));
   impl_->hub = impl_->sys->spawn(
       actors::metrics_hub, std::shared_ptr<const metrics_subscribers>(impl_->subscribers),
-      impl_->opts.log_dir, impl_->opts.service, impl_->opts.log_format == "json");
+      impl_->opts.log_dir, impl_->opts.service || !impl_->opts.resume_dir.empty(),
+      impl_->opts.log_format == "json");
   actors::task_manager_options tmo;
   tmo.cluster = impl_->cfg.cluster;
   tmo.metrics_hub = impl_->hub;
@@ -350,6 +362,8 @@ run_report runtime::wait() {
       .receive([&](msg::local_ref<actors::run_report_data>& r) { out = r->report; },
                [&](caf::error& e) { failure = actors::failure_text(*impl_->sys, e); });
   if (!failure.empty()) throw runtime_failure("waiting for the jobs: " + failure);
+  out.troupe_version = actors::troupe_version();
+  out.created_at = impl_->created_at;
   rusage usage{};
   // Linux reports ru_maxrss in KiB.
   if (::getrusage(RUSAGE_SELF, &usage) == 0)

@@ -29,6 +29,7 @@
 #include "core/json_log.hpp"
 #include "core/launcher_env.hpp"
 #include "core/secret.hpp"
+#include "core/writable_paths.hpp"
 #include "service/http_api.hpp"
 #include "service/run_view.hpp"
 
@@ -161,6 +162,10 @@ int run(const std::vector<std::string>& argv) {
   const std::string report_path = a.get_or("report", "");
   runtime_options opts;
   opts.log_dir = a.get_or("log-dir", default_log_dir(report_path));
+  // Where the run writes, checked before anything trains (exit 2): a report that cannot be
+  // written at the end would lose the run's record.
+  if (!report_path.empty()) require_writable_file(report_path, "--report");
+  require_writable_dir(opts.log_dir, "--log-dir");
   opts.resume_dir = a.get_or("resume", "");
   if (a.has("resume") && !std::filesystem::is_directory(opts.resume_dir))
     throw input_error("--resume " + opts.resume_dir + ": not a directory (expected the " +
@@ -234,6 +239,13 @@ int run(const std::vector<std::string>& argv) {
             ? ("  resumed from step " + std::to_string(*j.checkpoints.resumed_from_step)).c_str()
             : "",
         j.error.empty() ? "" : "  error: ", j.error.c_str());
+    // A job that trained on while its checkpoints failed has less to resume from than the user
+    // thinks: say so where the run ends (the report has the counts under `checkpoints`).
+    if (j.checkpoints.failed > 0)
+      std::printf("%s: WARNING: %lld checkpoint(s) failed, %lld written%s (see the job's log)\n",
+                  j.name.c_str(), static_cast<long long>(j.checkpoints.failed),
+                  static_cast<long long>(j.checkpoints.written),
+                  j.checkpoints.written == 0 ? ": nothing to resume from" : "");
   }
   std::printf("peak RSS %.1f MiB\n", static_cast<double>(report.peak_rss_bytes) / (1 << 20));
   if (!report_path.empty()) {

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     print_help();
     return words.empty() ? exit_bad_input : exit_ok;
   }
+  if (words[0] == "--version") words[0] = "version";
   const command* found = nullptr;
   std::size_t used = 0;
   for (const auto& c : command_table()) {

@@ -7,6 +7,9 @@
 
 namespace troupe {
 
+// Now, UTC, ISO 8601 with milliseconds: "2026-11-28T12:00:00.123Z".
+std::string utc_now_iso8601();
+
 std::string json_line(const std::string& job, std::uint32_t generation, std::int64_t step,
                       const std::string& message, const std::string& level = "info");
 

@@ -119,6 +119,11 @@ TEST_CASE("troupe run: a good config exits 0 and writes the documented report") 
   CHECK(job["faults"]["detect_ms"].is_array());
   CHECK(job["sync"]["rounds"] == 5);
   CHECK(j["cluster"]["devices"] == 2);
+  // What ran it and when (UTC, ISO 8601 with milliseconds).
+  CHECK(j["troupe_version"].get<std::string>().find('.') != std::string::npos);
+  const auto created = j["created_at"].get<std::string>();
+  CHECK(created.size() == 24);
+  CHECK(created.back() == 'Z');
   // In bytes: a process holding a model and a dataset is above 1 MiB and below this machine's
   // memory (a count in KiB taken for bytes would be far below).
   const auto rss = j["peak_rss_bytes"].get<std::uint64_t>();
@@ -168,4 +173,85 @@ TEST_CASE("troupe submit: a file that is not UTF-8 exits 2 naming it, before any
   CAPTURE(r.err);
   CHECK(r.err.find(file.string() + ": not UTF-8 text") != std::string::npos);
   CHECK(r.err.find("index 3") != std::string::npos);
+}
+
+TEST_CASE("troupe run: where it cannot write is refused before anything trains, exit 2") {
+  // The report after the run, the logs during it, the checkpoints at their interval: each would
+  // otherwise be found out late (the report after all the training) or skipped in silence.
+  const auto cfg = write("where.yaml", good).string();
+  const auto plain = write("plain-file", "x");
+  struct where_case {
+    std::string args, says;
+  };
+  const where_case cases[] = {
+      {"--report /proc/troupe-report.json", "--report /proc/troupe-report.json: cannot write"},
+      {"--log-dir /proc/troupe-logs", "--log-dir /proc/troupe-logs"},
+      {"--set jobs.0.checkpoint.dir=" + plain.string() +
+           "/ckpt --set jobs.0.checkpoint.every_steps=2",
+       "checkpoint.dir " + plain.string() + "/ckpt"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto logs = scratch() / "where-logs";
+    fs::remove_all(logs);
+    const auto o =
+        run_troupe(cfg + " --quiet " + c.args +
+                   (c.args.find("--log-dir") == std::string::npos ? " --log-dir " + logs.string()
+                                                                  : std::string()));
+    CHECK(o.code == 2);
+    CHECK_MESSAGE(o.err.find(c.says) != std::string::npos, o.err);
+    // Nothing trained: no job log was written.
+    CHECK_FALSE(fs::exists(logs / "tiny.log"));
+  }
+  fs::remove_all(scratch());
+}
+
+TEST_CASE("troupe run --resume appends to the job's log, marking where the new run begins") {
+  const auto dir = scratch() / "append";
+  const auto ckpt = dir / "ckpt";
+  const auto logs = dir / "logs";
+  std::string text = good;
+  text += "    checkpoint: {dir: " + ckpt.string() + ", every_steps: 2}\n";
+  const auto cfg = write("append.yaml", text).string();
+  REQUIRE(run_troupe(cfg + " --quiet --log-dir " + logs.string()).code == 0);
+  std::string first;
+  {
+    std::ifstream in(logs / "tiny.log");
+    first.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  REQUIRE(first.find("step 5/5") != std::string::npos);
+  auto longer = text;
+  longer.replace(longer.find("max_steps: 5"), 12, "max_steps: 8");
+  const auto cfg2 = write("append2.yaml", longer).string();
+  const auto o =
+      run_troupe(cfg2 + " --quiet --log-dir " + logs.string() + " --resume " + ckpt.string());
+  CAPTURE(o.err);
+  REQUIRE(o.code == 0);
+  std::string both;
+  {
+    std::ifstream in(logs / "tiny.log");
+    both.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // The first run's lines, then the marker, then the resumed run's.
+  CHECK(both.rfind(first, 0) == 0);
+  const auto mark = both.find("---- a new run of job 'tiny' begins here ----");
+  REQUIRE(mark != std::string::npos);
+  CHECK(mark >= first.size());
+  CHECK(both.find("step 8/8", mark) != std::string::npos);
+  fs::remove_all(scratch());
+}
+
+TEST_CASE("troupe --version prints the version, the commit and the features") {
+  const auto o = run_troupe_in(scratch(), "--version", 30);
+  CHECK(o.code == 0);
+  std::ifstream in(scratch() / "stdout.txt");
+  std::string first, cuda;
+  std::getline(in, first);
+  std::getline(in, cuda);
+  CHECK_MESSAGE(first.rfind("troupe ", 0) == 0, first);
+  CHECK_MESSAGE(first.find(" (commit ") != std::string::npos, first);
+  CHECK_MESSAGE(cuda.rfind("cuda: ", 0) == 0, cuda);
+  const auto v = run_troupe_in(scratch(), "version extra", 30);
+  CHECK(v.code == 2);
+  fs::remove_all(scratch());
 }

@@ -171,6 +171,8 @@ TEST_CASE("a last worker that keeps failing ends the job instead of restarting f
   CHECK(j.error.find("no other worker is left") != std::string::npos);
   CHECK(j.steps == 70);
   CHECK(j.faults.restarts == 6);
+  // It did not end at a step boundary: its parameters are no model, and the report says null.
+  CHECK(troupe::to_json(j)["params"].is_null());
 }
 
 TEST_CASE("another split, and a live rebalance, end with the same bits (the canonical reduction)") {
