@@ -124,7 +124,7 @@ const command_registrar reg{
      "                   directory holds earlier jobs' logs or checkpoints; new jobs are numbered\n"
      "                   after them\n\n"
      "Clients: troupe submit, status, logs, cancel, inject, agents (they find the service by\n"
-     "--server URL or TROUPE_SERVER; default http://127.0.0.1:7080).\n\n"
+     "--server URL or TROUPE_SERVER; default https://127.0.0.1:7080).\n\n"
      "exit: 0 stopped by SIGTERM or SIGINT, 2 bad flags, cluster or state",
      run}};
 
