@@ -23,6 +23,7 @@ constexpr const char* progress = "progress";
 constexpr const char* members = "members";
 constexpr const char* ledger_pass = "ledger_pass";
 constexpr const char* ledger = "ledger";
+constexpr const char* ledger_totals = "ledger_totals";
 
 // %.17g: a double printed this way reads back to the same bits, so equal configs give equal text.
 std::string num(double v) {
@@ -144,6 +145,7 @@ checkpoint to_checkpoint(const job_snapshot& s) {
   if (s.has_ledger) {
     c.set_i64(ledger_pass, s.ledger_pass);
     c.set_bytes(ledger, s.ledger.data(), s.ledger.size());
+    c.set_u64s(ledger_totals, {s.ledger_totals[0], s.ledger_totals[1], s.ledger_totals[2]});
   }
   return c;
 }
@@ -195,6 +197,12 @@ job_snapshot from_checkpoint(const checkpoint& c) {
     s.has_ledger = true;
     s.ledger_pass = c.i64(ledger_pass);
     s.ledger = c.bytes(ledger);
+  }
+  if (c.has(ledger_totals)) {
+    const auto t = c.u64s(ledger_totals);
+    if (t.size() != 3)
+      fail("section 'ledger_totals' holds " + std::to_string(t.size()) + " values, not 3");
+    s.ledger_totals = {t[0], t[1], t[2]};
   }
   s.parts.push_back(std::move(part));
   return s;

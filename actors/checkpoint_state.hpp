@@ -13,6 +13,9 @@
 //                   resume on another cluster shape can say what changed
 //   ledger_pass     the sample ledger's open pass (i64, -1: none); ledger: its counts, one byte
 //                   a training sample (data/sample_ledger.hpp). Absent where no ledger is kept.
+//   ledger_totals   the ledger's verdicts up to the checkpoint, over every run of the job:
+//                   passes checked, samples counted twice, never counted (3 x u64), so that a
+//                   run resumed after a kill still accounts for the passes the killed run ended.
 //
 // The RNG: training draws no random numbers besides the sampler, whose pass p permutation comes
 // from rng(seed).fork(p). `rng` holds that stream's initial state and `sampler` the cursor
@@ -57,6 +60,9 @@ struct job_snapshot {
   bool has_ledger = false;
   std::int64_t ledger_pass = -1;
   std::vector<std::uint8_t> ledger;
+  // passes_checked, counted_twice, never_counted over every run up to `step` (zeros in a
+  // checkpoint from before these counts).
+  std::array<std::uint64_t, 3> ledger_totals{};
   // Slices in any order; together they must cover [0, parameter count) exactly once.
   std::vector<std::shared_ptr<const ckpt_shard_part>> parts;
 };

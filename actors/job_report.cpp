@@ -88,6 +88,9 @@ job_report make_report(stateful<job_state>* self, job_status status) {
   if (st.ledger) {
     const auto t = st.ledger->totals();
     r.samples = sample_audit{t.passes_checked, t.counted_twice, t.never_counted, t.recorded};
+    r.samples->earlier_passes_checked = st.ledger_earlier.passes_checked;
+    r.samples->earlier_counted_twice = st.ledger_earlier.counted_twice;
+    r.samples->earlier_never_counted = st.ledger_earlier.never_counted;
   }
   st.timeline.finish();
   r.series = st.timeline.series();

@@ -129,6 +129,8 @@ struct job_state {
   std::int64_t samples_total = 0;
   // Every sample of every applied step, by pass (none: data.priority or data.mode: sharded).
   std::optional<data::sample_ledger> ledger;
+  // The ledger's verdicts of the runs before this one (a resumed run: the checkpoint's totals).
+  data::ledger_totals ledger_earlier;
   std::int64_t pass = 0;
   models::step_stats pass_stats;  // the current pass over the training set
   models::step_stats eval_stats;

@@ -100,11 +100,16 @@ nlohmann::json to_json(const job_report& j) {
         {"write_ms_mean", j.checkpoints.write_ms_mean},
         {"write_ms_max", j.checkpoints.write_ms_max},
         {"hold_ms", j.checkpoints.hold_ms}}},
-      {"sample_audit", j.samples ? nlohmann::json{{"passes_checked", j.samples->passes_checked},
-                                                  {"counted_twice", j.samples->counted_twice},
-                                                  {"never_counted", j.samples->never_counted},
-                                                  {"recorded", j.samples->recorded}}
-                                 : nlohmann::json(nullptr)},
+      {"sample_audit", j.samples
+                           ? nlohmann::json{{"passes_checked", j.samples->passes_checked},
+                                            {"counted_twice", j.samples->counted_twice},
+                                            {"never_counted", j.samples->never_counted},
+                                            {"recorded", j.samples->recorded},
+                                            {"earlier",
+                                             {{"passes_checked", j.samples->earlier_passes_checked},
+                                              {"counted_twice", j.samples->earlier_counted_twice},
+                                              {"never_counted", j.samples->earlier_never_counted}}}}
+                           : nlohmann::json(nullptr)},
       {"rebalances", j.rebalances},
       {"imbalance_index", j.imbalance_index},
       {"noise_scale", j.noise_scale ? nlohmann::json(*j.noise_scale) : nlohmann::json(nullptr)},

@@ -92,6 +92,11 @@ struct sample_audit {
   std::int64_t counted_twice = 0;   // extra trainings of a sample within its pass
   std::int64_t never_counted = 0;   // samples an ended pass did not train
   std::int64_t recorded = 0;        // sample trainings counted by this run
+  // The same verdicts of the runs before this one, from the checkpoint it resumed (0 when it
+  // started fresh): a run resumed after a kill accounts for the passes the killed runs ended.
+  std::int64_t earlier_passes_checked = 0;
+  std::int64_t earlier_counted_twice = 0;
+  std::int64_t earlier_never_counted = 0;
 };
 
 struct param_report {

@@ -33,6 +33,7 @@
 
 #include "actors/runtime.hpp"
 #include "apps/args.hpp"
+#include "apps/bench_chaos_control.hpp"
 #include "apps/command.hpp"
 #include "apps/netns_pair.hpp"
 #include "core/clock.hpp"
@@ -54,6 +55,12 @@ const char* usage =
     "  partition  every packet of the first separate group's agent dropped for 0.5-3 s; that\n"
     "             agent runs in a network namespace of the bench's own (needs root or\n"
     "             CAP_NET_ADMIN, iproute2 and nftables)\n"
+    "  control    the control process itself (alone, not with the kinds above): the job runs as\n"
+    "             a child `troupe run` with checkpoints (every 25 steps unless --set gives\n"
+    "             jobs.0.checkpoint.every_steps), killed with its agents (SIGKILL to its process\n"
+    "             group) and started again with --resume until a run completes; the table then\n"
+    "             gives the kills, goodput, the steps trained again, and the sample ledger's\n"
+    "             verdict over every run of the chain\n"
     "A fault whose kind no agent can take then (none joined, the agent stopped or cut already,\n"
     "one killed 4 times in the last minute: the run restarts a child agent 5 times a minute)\n"
     "is drawn but does not land.\n"
@@ -63,7 +70,7 @@ const char* usage =
     "ledger), the relative L2 distance to the fault-free model and whether the fnv1a64\n"
     "fingerprints match; then the medians. --runs pairs of runs; --set as for `troupe run`.";
 
-const std::vector<std::string> known_kinds = {"kill", "stop", "partition"};
+const std::vector<std::string> known_kinds = {"kill", "stop", "partition", "control"};
 
 struct chaos_options {
   std::string config;
@@ -372,7 +379,22 @@ int run(const std::vector<std::string>& argv) {
   if (o.kinds.empty()) throw input_error("--kinds: name at least one of kill, stop, partition");
   for (const auto& k : o.kinds)
     if (std::find(known_kinds.begin(), known_kinds.end(), k) == known_kinds.end())
-      throw input_error("--kinds: unknown fault kind '" + k + "' (kill, stop or partition)");
+      throw input_error("--kinds: unknown fault kind '" + k +
+                        "' (kill, stop, partition, or control alone)");
+  if (std::find(o.kinds.begin(), o.kinds.end(), "control") != o.kinds.end()) {
+    if (o.kinds.size() != 1)
+      throw input_error("--kinds: control (the control process) is a chaos of its own: not with " +
+                        a.get_or("kinds", "") + "'s other kinds");
+    control_chaos_options c;
+    c.config = o.config;
+    c.sets = o.sets;
+    c.rate = o.rate;
+    c.seconds = o.seconds;
+    c.runs = o.runs;
+    c.seed = o.seed;
+    c.log_dir = o.log_dir;
+    return run_control_chaos(c);
+  }
   const auto c = load(o);
 
   const bool partitions = std::find(o.kinds.begin(), o.kinds.end(), "partition") != o.kinds.end();

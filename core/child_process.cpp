@@ -1,5 +1,6 @@
 #include "core/child_process.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -17,7 +18,8 @@ extern char** environ;
 namespace troupe {
 
 child_process::child_process(const std::vector<std::string>& argv,
-                             const std::vector<std::string>& extra_env) {
+                             const std::vector<std::string>& extra_env,
+                             const child_options& options) {
   if (argv.empty()) throw runtime_failure("child_process: no program");
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -35,8 +37,21 @@ child_process::child_process(const std::vector<std::string>& argv,
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  const int rc = ::posix_spawn(&pid_, argv[0].c_str(), nullptr, &attr, args.data(), env.data());
+  short flags = POSIX_SPAWN_SETSIGMASK;
+  if (options.own_group) {
+    posix_spawnattr_setpgroup(&attr, 0);
+    flags |= POSIX_SPAWN_SETPGROUP;
+  }
+  posix_spawnattr_setflags(&attr, flags);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  if (!options.output.empty()) {
+    posix_spawn_file_actions_addopen(&files, 1, options.output.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&files, 1, 2);
+  }
+  const int rc = ::posix_spawn(&pid_, argv[0].c_str(), &files, &attr, args.data(), env.data());
+  posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) throw runtime_failure("cannot start " + argv[0] + ": " + std::strerror(rc));
 }
@@ -50,6 +65,15 @@ bool child_process::running() {
   const pid_t r = ::waitpid(pid_, &status_, WNOHANG);
   if (r == pid_ || (r < 0 && errno == ECHILD)) reaped_ = true;
   return !reaped_;
+}
+
+int child_process::kill_group(int sig) {
+  if (reaped_) return status_;
+  ::kill(-pid_, sig);
+  while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+  }
+  reaped_ = true;
+  return status_;
 }
 
 int child_process::stop(double grace) {

@@ -120,3 +120,44 @@ TEST_CASE("troupe bench chaos: kills and stops that keep coming lose no step and
   CHECK(never == 0);
   CHECK(out.find("worst lost_steps 0; samples counted twice 0, never 0") != std::string::npos);
 }
+
+TEST_CASE("troupe bench chaos --kinds control: the control process killed again and again") {
+  // The job in this process only (sim devices of a fixed 0.5 ms a sample: 600 steps last about
+  // 20 s however fast the host is, so kills at 2 a second land); checkpoints every 25 steps.
+  std::string local = config;
+  for (auto at = local.find("process: separate"); at != std::string::npos;
+       at = local.find("process: separate"))
+    local.replace(at, 17, "process: local");
+  const auto path = write("control.yaml", local).string();
+  CHECK(run_troupe_in(scratch(), "bench chaos " + path + " --kinds control,kill", 60).code == 2);
+  const auto o = run_troupe_in(
+      scratch(), "bench chaos " + path + " --kinds control --rate 120 --seconds 10 --seed 4", 600);
+  const auto out = slurp(scratch() / "stdout.txt");
+  CAPTURE(out);
+  CAPTURE(o.err);
+  REQUIRE(o.code == 0);
+  // run kills clean_s chaos_s goodput redone lost twice never passes fnv
+  const auto row_at = out.find("\n1 ");
+  REQUIRE(row_at != std::string::npos);
+  std::istringstream row(out.substr(row_at + 1));
+  int run = 0, kills = 0;
+  double clean_s = 0, chaos_s = 0, goodput = 0;
+  long long redone = -1, lost = -1, twice = -1, never = -1, passes = -1;
+  std::string fnv;
+  row >> run >> kills >> clean_s >> chaos_s >> goodput >> redone >> lost >> twice >> never >>
+      passes >> fnv;
+  REQUIRE(row);
+  CHECK(kills >= 1);
+  // A kill costs at most the steps since the newest durable checkpoint (a step waits for a
+  // checkpoint still being written): one interval of 25.
+  CHECK(redone >= 0);
+  CHECK(redone <= 25LL * kills);
+  CHECK(lost == 0);
+  // Every pass of the job (600 steps of 64 over 3,200 training samples: 12 passes), across the
+  // killed runs and the one that completed, each sample once.
+  CHECK(passes == 12);
+  CHECK(twice == 0);
+  CHECK(never == 0);
+  // Deterministic ps (the canonical reduction) resumed from checkpoints: the fault-free bits.
+  CHECK(fnv == "same");
+}

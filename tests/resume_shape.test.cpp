@@ -122,6 +122,10 @@ TEST_CASE("a checkpoint resumes on fewer and on more groups, every sample traine
       // Pass 1 (steps 21-41) began before the checkpoint and ended in the resumed run: each of
       // its samples counted once across the two runs.
       CHECK(second.samples->passes_checked == 1);
+      // Pass 0 ended in the first run, before its step-30 checkpoint, which carries its verdict.
+      CHECK(second.samples->earlier_passes_checked == 1);
+      CHECK(second.samples->earlier_counted_twice == 0);
+      CHECK(second.samples->earlier_never_counted == 0);
       CHECK(second.samples->counted_twice == 0);
       CHECK(second.samples->never_counted == 0);
       CHECK(full.samples->passes_checked == 2);
