@@ -55,6 +55,18 @@ const char* config =
     "    seed: 5\n"
     "    deterministic: true\n";
 
+// `troupe bench chaos ARGS`, which must exit 0: its output from the first run's row on.
+std::istringstream first_row(const std::string& args, int timeout_s) {
+  const auto o = run_troupe_in(scratch(), "bench chaos " + args, timeout_s);
+  const auto out = slurp(scratch() / "stdout.txt");
+  CAPTURE(out);
+  CAPTURE(o.err);
+  REQUIRE(o.code == 0);
+  const auto row_at = out.find("\n1 ");
+  REQUIRE(row_at != std::string::npos);
+  return std::istringstream(out.substr(row_at + 1));
+}
+
 }  // namespace
 
 TEST_CASE("troupe bench chaos: bad input exits 2 naming the flag or the file; nothing runs") {
@@ -93,17 +105,9 @@ TEST_CASE("troupe bench chaos: bad input exits 2 naming the flag or the file; no
 
 TEST_CASE("troupe bench chaos: kills and stops that keep coming lose no step and no sample") {
   const auto path = write("chaos.yaml", config).string();
-  const auto o = run_troupe_in(
-      scratch(), "bench chaos " + path + " --rate 120 --kinds kill,stop --seconds 30 --seed 3",
-      300);
-  const auto out = slurp(scratch() / "stdout.txt");
-  CAPTURE(out);
-  CAPTURE(o.err);
-  REQUIRE(o.code == 0);
   // Run 1: run drawn faults kill stop part failures clean_s chaos_s goodput lost twice never
-  const auto row_at = out.find("\n1 ");
-  REQUIRE(row_at != std::string::npos);
-  std::istringstream row(out.substr(row_at + 1));
+  auto row = first_row(path + " --rate 120 --kinds kill,stop --seconds 30 --seed 3", 300);
+  const auto& out = row.str();
   int run = 0, drawn = 0, faults = 0, kills = 0, stops = 0, parts = 0;
   long long failures = 0, lost = -1, twice = -1, never = -1;
   double clean_s = 0, chaos_s = 0, goodput = 0;
@@ -130,16 +134,8 @@ TEST_CASE("troupe bench chaos --kinds control: the control process killed again 
     local.replace(at, 17, "process: local");
   const auto path = write("control.yaml", local).string();
   CHECK(run_troupe_in(scratch(), "bench chaos " + path + " --kinds control,kill", 60).code == 2);
-  const auto o = run_troupe_in(
-      scratch(), "bench chaos " + path + " --kinds control --rate 120 --seconds 10 --seed 4", 600);
-  const auto out = slurp(scratch() / "stdout.txt");
-  CAPTURE(out);
-  CAPTURE(o.err);
-  REQUIRE(o.code == 0);
   // run kills clean_s chaos_s goodput redone lost twice never passes fnv
-  const auto row_at = out.find("\n1 ");
-  REQUIRE(row_at != std::string::npos);
-  std::istringstream row(out.substr(row_at + 1));
+  auto row = first_row(path + " --kinds control --rate 120 --seconds 10 --seed 4", 600);
   int run = 0, kills = 0;
   double clean_s = 0, chaos_s = 0, goodput = 0;
   long long redone = -1, lost = -1, twice = -1, never = -1, passes = -1;
