@@ -294,7 +294,11 @@ const command_registrar reg{
      "  --insecure        no TLS and no token on --listen and --http (a warning every minute)\n"
      "  --http H:P        the dashboard (/), /metrics and the API for this run over HTTPS with\n"
      "                    the token (port 0: a free one, logged)\n\n"
-     "exit: 0 every job completed, 2 bad input (nothing trained), 1 a job failed",
+     "exit: 0 no job failed (each completed, or was cancelled: a dependency of it did not\n"
+     "      complete, or it was drained), 1 a job failed, 2 bad input: the config, a flag or\n"
+     "      where it writes (nothing trained), or a job refused at its start for its data or\n"
+     "      model (other jobs may have trained), 128 + the signal after SIGTERM or SIGINT\n"
+     "      (the jobs stopped at a step boundary, the report written)",
      run}};
 
 }  // namespace
