@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "actors/allreduce_step.hpp"
+#include "actors/block_sums.hpp"
 #include "actors/checkpoint_state.hpp"
 #include "actors/fault_delay.hpp"
 #include "actors/local_step.hpp"
@@ -149,15 +150,6 @@ std::string kill_text(std::int64_t step, fault_phase phase) {
          (phase == fault_phase::compute ? std::string() : " (" + std::string(name_of(phase)) + ")");
 }
 
-// |sum of the blocks|^2 of a canonical slice's gradient (block sums of n floats one after the
-// other): the slice's gradient norm, for the noise scale, as one sum would give it.
-double block_sum_sq_norm(const std::vector<float>& blocks, std::size_t n, std::vector<float>& sum) {
-  sum.assign(n, 0.0f);
-  for (std::size_t at = 0; at + n <= blocks.size(); at += n)
-    for (std::size_t i = 0; i < n; ++i) sum[i] += blocks[at + i];
-  return collectives::sq_norm(sum.data(), n);
-}
-
 // A `kill` of the plan in `phase` of the step (reduce, apply; compute is inject's): the worker
 // quits. True when it did.
 bool injected_kill(stateful<worker_state>* self, std::int64_t step, fault_phase phase) {
@@ -213,7 +205,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
       stats =
           st.device->run_blocks(*st.model, st.setup->params->values.data(), b,
                                 st.setup->data.train->features(), block, st.grad->data(), &timing);
-      grad_sq = block_sum_sq_norm(*st.grad, n, st.block_sum);
+      grad_sq = block_sums_sq_norm(*st.grad, n, st.block_sum);
     } else {
       stats = st.device->run_step(*st.model, st.setup->params->values.data(), b, st.grad->data(),
                                   &timing);

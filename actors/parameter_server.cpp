@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "actors/block_sums.hpp"
 #include "actors/checkpoint_state.hpp"
 #include "collectives/inproc/reduce_kernel.hpp"
 #include "core/clock.hpp"
@@ -52,12 +53,10 @@ caf::behavior parameter_server(stateful<shard_state>* self, shard_spec spec) {
         const std::size_t params = st.spec.params->values.size();
         st.ins.clear();
         for (std::size_t r = 0; r < ranks; ++r) {
-          const auto& g = *(*grads)[r];
-          if (params == 0 || g.empty() || g.size() % params != 0) {
+          if (!append_block_sums(*(*grads)[r], params, st.ins)) {
             ++st.out_of_order;
             return;
           }
-          for (std::size_t at = 0; at < g.size(); at += params) st.ins.push_back(g.data() + at);
         }
         collectives::reduce_spec spec;
         spec.divide = true;
