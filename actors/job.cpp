@@ -228,10 +228,10 @@ caf::behavior job_actor(stateful<job_state>* self, job_launch launch) {
     finish(self, job_status::failed,
            "a job actor stopped: " + failure_text(self->system(), d.reason));
   });
-  const bool agents_hold_replicas =
-      std::any_of(st.launch.slots.begin(), st.launch.slots.end(),
-                  [&](const group_slot& s) { return replica_in_agent(st.launch.cfg, s.group); });
-  st.reduction_block = config::reduction_block(st.launch.cfg, agents_hold_replicas);
+  st.replicas_here =
+      std::none_of(st.launch.slots.begin(), st.launch.slots.end(),
+                   [&](const group_slot& s) { return replica_in_agent(st.launch.cfg, s.group); });
+  st.reduction_block = config::reduction_block(st.launch.cfg, !st.replicas_here);
   st.distributor = spawn_detached(self, data_distributor, st.gate.job(), st.gate.generation(),
                                   st.launch.cfg, st.reduction_block);
   self->monitor(st.distributor);

@@ -159,10 +159,8 @@ void build_model(job_self self, const data_bundle& bundle) {
   if (cfg.data.mode == data_mode::global && !cfg.data.priority) st.ledger.emplace(bundle.train->n);
   const auto resume = checkpoint_resume(self, st.store->values.size());
   if (resume) checkpoint_restore(self, *resume);
-  const bool replicas_here =
-      std::none_of(st.launch.slots.begin(), st.launch.slots.end(),
-                   [&](const group_slot& s) { return replica_in_agent(cfg, s.group); });
-  st.sync = make_job_sync(cfg, st.gate.job(), st.launch.step_deadline_seconds, replicas_here);
+  st.sync = make_job_sync(cfg, st.gate.job(), st.launch.step_deadline_seconds, st.replicas_here,
+                          st.reduction_block);
   st.sync->start(self, st.store, resume ? &*resume : nullptr);
   checkpoint_init(self);
 }

@@ -81,8 +81,10 @@ struct job_state {
   generation_gate gate;
   job_phase phase = job_phase::loading;
   caf::actor distributor;
-  // The canonical reduction's block (config::reduction_block), fixed at the start: plans,
-  // re-plans and workers cut at its boundaries. 0: none.
+  // No group's replica lives in an agent (actors/specs.hpp replica_in_agent), and the canonical
+  // reduction's block (config::reduction_block), both fixed at the start: plans, re-plans,
+  // workers and the sync mode cut at the block's boundaries. 0: none.
+  bool replicas_here = true;
   std::int64_t reduction_block = 0;
   std::unique_ptr<job_sync> sync;
   std::vector<worker_slot> workers;

@@ -159,12 +159,15 @@ class job_sync {
 // The one choice of the mode. Throws input_error for a sync section the mode cannot run (e.g. a
 // bad local period). `replicas_here`: no worker of the job keeps its replica in an agent
 // (actors/specs.hpp replica_in_agent), so allreduce may keep one replica for all members.
+// `reduction_block`: the job's config::reduction_block (allreduce adds block sums when > 0).
 std::unique_ptr<job_sync> make_job_sync(const config::job_config& cfg, msg::job_id job,
-                                        double deadline_seconds, bool replicas_here = false);
+                                        double deadline_seconds, bool replicas_here = false,
+                                        std::int64_t reduction_block = 0);
 std::unique_ptr<job_sync> make_ps_sync(const config::job_config& cfg, msg::job_id job);
 // one_replica: see job_allreduce (actors/allreduce_step.hpp).
 std::unique_ptr<job_sync> make_allreduce_sync(const config::job_config& cfg,
-                                              double deadline_seconds, bool one_replica = false);
+                                              double deadline_seconds, bool one_replica = false,
+                                              std::int64_t reduction_block = 0);
 std::unique_ptr<job_sync> make_local_sync(const config::job_config& cfg, double deadline_seconds);
 
 }  // namespace troupe::actors

@@ -4,13 +4,13 @@
 #include <stdexcept>
 
 #include "actors/allreduce_step.hpp"
+#include "actors/block_sums.hpp"
 #include "actors/checkpoint_state.hpp"
 #include "actors/job_sync.hpp"
 #include "actors/local_step.hpp"
 #include "actors/process_ring.hpp"
 #include "collectives/allreduce.hpp"
 #include "core/error.hpp"
-#include "core/job_rules.hpp"
 #include "core/median.hpp"
 
 namespace troupe::actors {
@@ -19,10 +19,10 @@ namespace {
 class allreduce_sync : public job_sync {
  public:
   // one_replica: every replica is in this process (no group's lives in an agent).
-  allreduce_sync(const config::job_config& cfg, double deadline_seconds, bool one_replica)
-      : cfg_(cfg),
-        replicas_(cfg, deadline_seconds, one_replica),
-        canonical_(config::reduction_block(cfg, !one_replica) > 0) {}
+  // reduction_block: the job's (config::reduction_block); > 0: the members add block sums.
+  allreduce_sync(const config::job_config& cfg, double deadline_seconds, bool one_replica,
+                 std::int64_t reduction_block = 0)
+      : cfg_(cfg), replicas_(cfg, deadline_seconds, one_replica), canonical_(reduction_block > 0) {}
 
   // Resumed: the store holds the checkpoint's parameters (every replica copies them); the
   // optimizer state goes to every worker's replica.
@@ -290,8 +290,7 @@ class allreduce_sync : public job_sync {
     auto out = std::make_shared<allreduce_session::block_list>();
     out->held = grads.ptr;
     for (const auto& g : *grads.ptr)
-      for (std::size_t at = 0; g && params > 0 && at + params <= g->size(); at += params)
-        out->blocks.push_back(g->data() + at);
+      if (g) append_block_sums(*g, params, out->blocks);
     return out;
   }
 
@@ -301,7 +300,7 @@ class allreduce_sync : public job_sync {
   std::vector<caf::actor> members_;  // the last step's
   std::shared_ptr<const models::optimizer_state> resume_optimizer_;
   std::int64_t committed_before_ = -1;  // one replica: its commits when this step's reduce went
-  bool canonical_ = false;              // config::reduction_block (set at construction)
+  bool canonical_ = false;              // the job's reduction_block > 0
 };
 
 // Local SGD: the barrier per step is the job's; the parameter average runs every `period`
@@ -506,8 +505,9 @@ class local_sgd_sync final : public allreduce_sync {
 }  // namespace
 
 std::unique_ptr<job_sync> make_allreduce_sync(const config::job_config& cfg,
-                                              double deadline_seconds, bool one_replica) {
-  return std::make_unique<allreduce_sync>(cfg, deadline_seconds, one_replica);
+                                              double deadline_seconds, bool one_replica,
+                                              std::int64_t reduction_block) {
+  return std::make_unique<allreduce_sync>(cfg, deadline_seconds, one_replica, reduction_block);
 }
 
 std::unique_ptr<job_sync> make_local_sync(const config::job_config& cfg, double deadline_seconds) {
