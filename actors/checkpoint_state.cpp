@@ -145,7 +145,10 @@ checkpoint to_checkpoint(const job_snapshot& s) {
   if (s.has_ledger) {
     c.set_i64(ledger_pass, s.ledger_pass);
     c.set_bytes(ledger, s.ledger.data(), s.ledger.size());
-    c.set_u64s(ledger_totals, {s.ledger_totals[0], s.ledger_totals[1], s.ledger_totals[2]});
+    const auto& t = s.ledger_totals;
+    c.set_u64s(ledger_totals, {static_cast<std::uint64_t>(t.passes_checked),
+                               static_cast<std::uint64_t>(t.counted_twice),
+                               static_cast<std::uint64_t>(t.never_counted)});
   }
   return c;
 }
@@ -202,7 +205,9 @@ job_snapshot from_checkpoint(const checkpoint& c) {
     const auto t = c.u64s(ledger_totals);
     if (t.size() != 3)
       fail("section 'ledger_totals' holds " + std::to_string(t.size()) + " values, not 3");
-    s.ledger_totals = {t[0], t[1], t[2]};
+    s.ledger_totals.passes_checked = static_cast<std::int64_t>(t[0]);
+    s.ledger_totals.counted_twice = static_cast<std::int64_t>(t[1]);
+    s.ledger_totals.never_counted = static_cast<std::int64_t>(t[2]);
   }
   s.parts.push_back(std::move(part));
   return s;

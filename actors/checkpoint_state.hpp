@@ -31,6 +31,7 @@
 
 #include "core/checkpoint.hpp"
 #include "core/config.hpp"
+#include "data/sample_ledger.hpp"
 #include "models/optimizer.hpp"
 
 namespace troupe::actors {
@@ -60,9 +61,9 @@ struct job_snapshot {
   bool has_ledger = false;
   std::int64_t ledger_pass = -1;
   std::vector<std::uint8_t> ledger;
-  // passes_checked, counted_twice, never_counted over every run up to `step` (zeros in a
-  // checkpoint from before these counts).
-  std::array<std::uint64_t, 3> ledger_totals{};
+  // The ledger's verdicts over every run up to `step` (zeros in a checkpoint from before these
+  // counts); `recorded` is not kept.
+  data::ledger_totals ledger_totals;
   // Slices in any order; together they must cover [0, parameter count) exactly once.
   std::vector<std::shared_ptr<const ckpt_shard_part>> parts;
 };

@@ -98,9 +98,7 @@ void checkpoint_restore(job_self self, const job_snapshot& snap) {
                         " samples in its ledger, the training set has " +
                         std::to_string(st.ledger->samples()));
     st.ledger->restore(snap.ledger_pass, snap.ledger);
-    st.ledger_earlier.passes_checked = static_cast<std::int64_t>(snap.ledger_totals[0]);
-    st.ledger_earlier.counted_twice = static_cast<std::int64_t>(snap.ledger_totals[1]);
-    st.ledger_earlier.never_counted = static_cast<std::int64_t>(snap.ledger_totals[2]);
+    st.ledger_earlier = snap.ledger_totals;
   } else if (snap.step % spp != 0) {
     // A checkpoint from before the ledger, taken inside a pass: that pass's earlier samples
     // are not known here.
@@ -157,10 +155,9 @@ void checkpoint_boundary(job_self self) {
     snap->ledger_pass = st.ledger->open_pass();
     snap->ledger = st.ledger->counts();
     const auto t = st.ledger->totals();
-    snap->ledger_totals = {
-        static_cast<std::uint64_t>(st.ledger_earlier.passes_checked + t.passes_checked),
-        static_cast<std::uint64_t>(st.ledger_earlier.counted_twice + t.counted_twice),
-        static_cast<std::uint64_t>(st.ledger_earlier.never_counted + t.never_counted)};
+    snap->ledger_totals.passes_checked = st.ledger_earlier.passes_checked + t.passes_checked;
+    snap->ledger_totals.counted_twice = st.ledger_earlier.counted_twice + t.counted_twice;
+    snap->ledger_totals.never_counted = st.ledger_earlier.never_counted + t.never_counted;
   }
   const msg::ckpt_capture cap{st.gate.job(), st.gate.generation(), st.step};
   st.ckpt.cycle.begin(std::move(snap), st.sync->capture(self, cap), now);
