@@ -100,7 +100,7 @@ struct chain {
 
 // Runs the job as a child `troupe run`, killed at exponential gaps while `seconds` last (none
 // when rate is 0) and resumed from its checkpoints until a run completes.
-chain run_chain(const control_chaos_options& o, const std::string& self, const fs::path& dir,
+chain run_chain(const chaos_options& o, const std::string& self, const fs::path& dir,
                 const std::string& job, double rate, std::uint64_t seed) {
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -163,7 +163,7 @@ chain run_chain(const control_chaos_options& o, const std::string& self, const f
 
 }  // namespace
 
-int run_control_chaos(const control_chaos_options& o) {
+int run_control_chaos(const chaos_options& o) {
   const auto cfg = config::load_config(o.config, o.sets);
   if (cfg.jobs.size() != 1)
     throw input_error("bench chaos: " + o.config + " must have exactly one job (it has " +

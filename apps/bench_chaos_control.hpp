@@ -12,19 +12,22 @@
 
 namespace troupe::apps {
 
-struct control_chaos_options {
+// The flags of `troupe bench chaos`, whatever the target.
+struct chaos_options {
   std::string config;
   std::vector<std::string> sets;  // --set, as for `troupe run`
-  double rate = 30;               // kills a minute
-  double seconds = 60;            // kills land only this long into the chaotic run
+  double rate = 30;               // faults a minute
+  std::vector<std::string> kinds;
+  double seconds = 60;  // faults land only this long into the chaotic run
   long long runs = 1;
   std::uint64_t seed = 1;
-  std::int64_t every_steps = 25;  // checkpoint interval unless the config sets one
-  std::string log_dir;            // where the runs' logs go ("": a scratch directory)
+  std::string log_dir;  // where the runs' logs go ("": a scratch directory, or none)
+  // --kinds control: the checkpoint interval unless --set gives jobs.0.checkpoint.every_steps.
+  std::int64_t every_steps = 25;
 };
 
-// Prints the table and the medians; returns the exit code. Throws troupe::runtime_failure when
-// a run fails on its own (not killed) or does not end within an hour.
-int run_control_chaos(const control_chaos_options& o);
+// --kinds control. Prints the table and the medians; returns the exit code. Throws
+// troupe::runtime_failure when a run fails on its own (not killed) or does not end within an hour.
+int run_control_chaos(const chaos_options& o);
 
 }  // namespace troupe::apps

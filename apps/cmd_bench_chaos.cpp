@@ -72,17 +72,6 @@ const char* usage =
 
 const std::vector<std::string> known_kinds = {"kill", "stop", "partition", "control"};
 
-struct chaos_options {
-  std::string config;
-  std::vector<std::string> sets;
-  double rate = 30;  // faults a minute
-  std::vector<std::string> kinds;
-  double seconds = 60;
-  long long runs = 1;
-  std::uint64_t seed = 1;
-  std::string log_dir;
-};
-
 // The one job's config, checked for what the bench needs: its separate groups, the first of
 // which is the partition's target.
 struct chaos_config {
@@ -385,15 +374,7 @@ int run(const std::vector<std::string>& argv) {
     if (o.kinds.size() != 1)
       throw input_error("--kinds: control (the control process) is a chaos of its own: not with " +
                         a.get_or("kinds", "") + "'s other kinds");
-    control_chaos_options c;
-    c.config = o.config;
-    c.sets = o.sets;
-    c.rate = o.rate;
-    c.seconds = o.seconds;
-    c.runs = o.runs;
-    c.seed = o.seed;
-    c.log_dir = o.log_dir;
-    return run_control_chaos(c);
+    return run_control_chaos(o);
   }
   const auto c = load(o);
 

@@ -28,6 +28,7 @@ void make_dirs(const std::filesystem::path& dir, const std::string& what,
 
 void require_writable_dir(const std::string& dir, const std::string& what) {
   make_dirs(dir, what, dir);
+  // mkstemp replaces the six X's of the template with a unique suffix.
   std::string name = (std::filesystem::path(dir) / ".troupe-write-check-XXXXXX").string();
   std::vector<char> buf(name.begin(), name.end());
   buf.push_back('\0');
