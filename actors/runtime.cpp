@@ -12,13 +12,13 @@
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 
-#include "actors/agent_listener.hpp"
-#include "actors/agent_registry.hpp"
-#include "actors/caf_compat.hpp"
-#include "actors/child_agents.hpp"
-#include "actors/control_tls.hpp"
-#include "actors/metrics_hub.hpp"
-#include "actors/task_manager.hpp"
+#include "actors/agents/agent_listener.hpp"
+#include "actors/agents/agent_registry.hpp"
+#include "actors/agents/child_agents.hpp"
+#include "actors/agents/control_tls.hpp"
+#include "actors/common/caf_compat.hpp"
+#include "actors/observe/metrics_hub.hpp"
+#include "actors/tasks/task_manager.hpp"
 #include "collectives/codecs/codec.hpp"
 #include "collectives/store_actor.hpp"
 #include "collectives/zmq/zmq_link.hpp"

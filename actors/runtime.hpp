@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "actors/live_metrics.hpp"
-#include "actors/report.hpp"
+#include "actors/common/live_metrics.hpp"
+#include "actors/common/report.hpp"
 #include "core/config.hpp"
 #include "models/model.hpp"
 

@@ -2,7 +2,7 @@
 // [--threads T] [--name ID] [--join-timeout S] [--data-host ADDR]`: offers one resource group to a
 // control process
 // (`troupe run CONFIG --listen HOST:PORT`), stays joined until the run ends, and rejoins when
-// the control process comes back after losing it (actors/agent.hpp).
+// the control process comes back after losing it (actors/agents/agent.hpp).
 #include <unistd.h>
 
 #include <atomic>
@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "actors/agent.hpp"
+#include "actors/agents/agent.hpp"
 #include "apps/args.hpp"
 #include "apps/command.hpp"
 #include "apps/stop_signals.hpp"

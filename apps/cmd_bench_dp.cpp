@@ -3,7 +3,7 @@
 // separate` groups of one cpu worker with one thread, so the runtime starts P child `troupe
 // agent`s that hold the replicas and do the forward/backward passes and the SGD steps (rows go
 // down over ZeroMQ ipc; the gradients are allreduced in a ring of the agents and the control
-// process, over shared memory on one host: actors/process_ring.hpp). DDP:
+// process, over shared memory on one host: actors/sync/process_ring.hpp). DDP:
 // apps/bench/ddp_train.py, P processes spawned by torch.multiprocessing. Both take --batch rows
 // per process (a global batch of --batch x P) and leave the first --warmup steps untimed; runs
 // alternate (Troupe, DDP, for every P, then again) and the figures are medians over --runs: the

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <optional>
 
-#include "actors/job_data.hpp"
+#include "actors/job/job_data.hpp"
 #include "actors/runtime.hpp"
 #include "apps/args.hpp"
 #include "apps/command.hpp"

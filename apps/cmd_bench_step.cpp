@@ -1,8 +1,8 @@
 // `troupe bench step`: the synchronous step's fixed cost. Runs one job per (sync mode, worker
 // count) and per (sync mode, parameter count) in this process and prints the median of every
-// phase of the step (actors/step_trace.hpp) and the step time minus the slowest worker's compute:
-// what data parallelism costs beyond the compute itself. Then the growth law: the least-squares
-// line of the fixed cost over workers and over parameters.
+// phase of the step (actors/observe/step_trace.hpp) and the step time minus the slowest worker's
+// compute: what data parallelism costs beyond the compute itself. Then the growth law: the
+// least-squares line of the fixed cost over workers and over parameters.
 //
 // The devices are sim devices with a fixed cost per row (row_seconds) by default: the compute
 // is real (the gradient is computed) and then stretched by sleeping to the fixed cost, so eight
@@ -21,8 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/observe/step_trace.hpp"
 #include "actors/runtime.hpp"
-#include "actors/step_trace.hpp"
 #include "apps/args.hpp"
 #include "apps/bench_run.hpp"
 #include "apps/command.hpp"

@@ -16,7 +16,7 @@ find_package_handle_standard_args(CAF REQUIRED_VARS CAF_INCLUDE_DIR CAF_CORE_LIB
                                   CAF_IO_LIBRARY CAF_OPENSSL_LIBRARY CAF_VERSION_NUM)
 if(CAF_FOUND AND NOT CAF_VERSION_NUM EQUAL 1706)
   message(FATAL_ERROR "Troupe targets CAF 0.17.6 (CAF_VERSION 1706); found ${CAF_VERSION_NUM}. "
-                      "Port actors/caf_compat.hpp before changing this check.")
+                      "Port actors/common/caf_compat.hpp before changing this check.")
 endif()
 if(CAF_FOUND AND NOT TARGET CAF::core)
   add_library(CAF::core UNKNOWN IMPORTED)

@@ -13,7 +13,7 @@ add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fno-math-errno>)
 # Test executables compile at -Og: a test file's own code is set-up and assertions, while the
 # code under test is the libraries', optimized as configured. Most of a test file's compile time
 # is CAF's and doctest's templates, which -Og builds in about 60% of -O3's time (measured on
-# actors/task_manager.test.cpp: 12.7 s against 21.7 s); over all the test files that was most
+# actors/tasks/task_manager.test.cpp: 12.7 s against 21.7 s); over all the test files that was most
 # of a minute and a half of a clean build on two cores.
 set(TROUPE_TEST_OPTIMIZE $<$<NOT:$<CONFIG:Debug>>:-Og>)
 

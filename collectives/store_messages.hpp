@@ -1,7 +1,8 @@
 #pragma once
 // The messages of the store actor and the ONE CAF type-id block of collectives/ (in CAF 0.17 the
 // wire identity of a type is its registered name, so every binary includes this header).
-// The block starts at first_custom_type_id + 200 to stay clear of actors/messages.hpp's block.
+// The block starts at first_custom_type_id + 200 to stay clear of actors/common/messages.hpp's
+// block.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -88,7 +88,7 @@ struct sync_config {
   // ps and allreduce with `deterministic: true`: samples per block of the canonical reduction.
   // Slices are cut at block boundaries and each block's gradient is summed on its own, then the
   // blocks in order, so the bits do not depend on who computed which block
-  // (actors/parameter_server.hpp, config::reduction_block).
+  // (actors/sync/parameter_server.hpp, config::reduction_block).
   std::int64_t block = 32;
   // local: steps between averages (period), or chosen live by the AdaComm tuner
   // (`period: adaptive`, policies/sync_period.hpp).

@@ -21,8 +21,8 @@ std::vector<std::int64_t> split_weighted(std::int64_t batch, const std::vector<d
 // (the last one short when block does not divide B), the blocks are apportioned by weight as
 // above, and each slice is the samples of its blocks. Every slice but the one holding the last
 // block is a multiple of `block`, so slices that start at a block boundary keep every later
-// boundary where it was: the canonical reduction's blocks (actors/parameter_server.hpp) are the
-// same samples however the batch is split. block <= 0 is split_weighted.
+// boundary where it was: the canonical reduction's blocks (actors/sync/parameter_server.hpp) are
+// the same samples however the batch is split. block <= 0 is split_weighted.
 std::vector<std::int64_t> split_blocks(std::int64_t batch, std::int64_t block,
                                        const std::vector<double>& weights, bool min_one = false);
 

@@ -66,8 +66,8 @@ class device {
   // The gradient sum of each block of `block` rows of the batch on its own (the last block
   // short): block j's into grad_sums + j * param_count, ceil(b.size / block) sums in all, each
   // with the bits run_step gives for those rows alone. The canonical reduction adds them in
-  // order (actors/parameter_server.hpp). `features`: floats per row. The default calls run_step
-  // once per block; a device that computes in another process loops there, in one call.
+  // order (actors/sync/parameter_server.hpp). `features`: floats per row. The default calls
+  // run_step once per block; a device that computes in another process loops there, in one call.
   virtual models::step_stats run_blocks(models::model& m, const float* params,
                                         const models::batch& b, std::size_t features,
                                         std::size_t block, float* grad_sums,

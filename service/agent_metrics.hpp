@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "actors/agent.hpp"
+#include "actors/agents/agent.hpp"
 #include "core/http_server.hpp"
 
 namespace troupe::service {

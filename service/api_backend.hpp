@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/report.hpp"
+#include "actors/common/report.hpp"
 #include "core/error.hpp"
 
 namespace troupe::service {

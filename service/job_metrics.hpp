@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "actors/live_metrics.hpp"
-#include "actors/report.hpp"
+#include "actors/common/live_metrics.hpp"
+#include "actors/common/report.hpp"
 
 namespace troupe::service {
 

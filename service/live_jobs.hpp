@@ -1,7 +1,7 @@
 #pragma once
 // What a control plane knows of its jobs while they run, from the runtime's callbacks: each
-// running job's last step, its series so far (actors/job_timeline.hpp, the one its report will
-// carry) and the `/metrics` figures (service/job_metrics.hpp). `troupe serve` and `troupe run
+// running job's last step, its series so far (actors/observe/job_timeline.hpp, the one its report
+// will carry) and the `/metrics` figures (service/job_metrics.hpp). `troupe serve` and `troupe run
 // --http` both keep one. Thread-safe: the runtime's metrics thread writes, HTTP threads read.
 #include <map>
 #include <mutex>
@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/job_timeline.hpp"
-#include "actors/live_metrics.hpp"
-#include "actors/report.hpp"
+#include "actors/common/live_metrics.hpp"
+#include "actors/common/report.hpp"
+#include "actors/observe/job_timeline.hpp"
 #include "service/job_metrics.hpp"
 
 namespace troupe::service {

@@ -1,4 +1,4 @@
-// `sync: allreduce` (actors/allreduce_step.hpp) against `sync: ps`: the same 50 deterministic
+// `sync: allreduce` (actors/sync/allreduce_step.hpp) against `sync: ps`: the same 50 deterministic
 // steps over 3 heterogeneous workers with a weighted split must train the same model (
 // sums divided by the total, whatever the aggregation path), and the distributed Max-AdaBelief
 // form must run with every replica identical at the end (the job fails a run whose replicas

@@ -82,8 +82,8 @@ TEST_CASE("a worker killed at step 50 is restarted and the model equals the faul
   check_same_model(r);
   // It trained every step before the kill. Whether its restart (after a backoff) comes back
   // before the last of the 80 steps is a race with the other workers' speed, so the re-entry
-  // is asserted where time is simulated: actors/membership.test.cpp (joins at the next
-  // boundary) and actors/group_supervisor.test.cpp (restarted after its backoff).
+  // is asserted where time is simulated: actors/job/membership.test.cpp (joins at the next
+  // boundary) and actors/workers/group_supervisor.test.cpp (restarted after its backoff).
   CHECK(r.workers[1].steps >= 50);
 }
 

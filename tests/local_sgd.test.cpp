@@ -1,4 +1,4 @@
-// `sync: local` end to end (actors/local_step.hpp) through the embedded runtime: real actors,
+// `sync: local` end to end (actors/sync/local_step.hpp) through the embedded runtime: real actors,
 // real data. What the `delay` fault does to step times, and the adaptive period that follows
 // measured times, are in local_sgd_timing.test.cpp (`make bench`).
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// The `delay` fault (actors/fault_delay.hpp) and local SGD's adaptive period through the
+// The `delay` fault (actors/common/fault_delay.hpp) and local SGD's adaptive period through the
 // embedded runtime, on real clocks. A delayed step is checked against the fault's own length (a
 // lower bound the delay guarantees) and the undelayed steps' median against half of it; the
 // adaptive period follows measured communication and compute times. These are measurements of a

@@ -2,7 +2,7 @@
 // (config weights 1:1:1); the rebalancer must move the split toward the fast device, and the
 // report must carry the rebalances, the imbalance index and the gradient noise scale. The
 // rebalancer follows measured compute times, so this runs with `make bench`; its decisions on
-// given times are unit-tested in actors/rebalancer and policies/rebalance.
+// given times are unit-tested in actors/job/rebalancer and policies/rebalance.
 // ctest-label: perf
 #include <doctest/doctest.h>
 

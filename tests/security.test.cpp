@@ -15,9 +15,9 @@
 
 #include <caf/io/middleman.hpp>
 
-#include "actors/agent_registry.hpp"
-#include "actors/caf_compat.hpp"
-#include "actors/control_tls.hpp"
+#include "actors/agents/agent_registry.hpp"
+#include "actors/agents/control_tls.hpp"
+#include "actors/common/caf_compat.hpp"
 #include "collectives/store_actor.hpp"
 #include "core/cluster_keys.hpp"
 #include "core/pki.hpp"

@@ -2,7 +2,7 @@
 // and `share` keys 3 and 1, the device's compute time while both run must split 3:1 (within
 // 10%); with `adaptive`, the share_allocator must move the share toward the job with the higher
 // goodput. Both are measured compute times, so this runs with `make bench`; the share
-// arithmetic itself is unit-tested in policies/shares and actors/share_allocator.
+// arithmetic itself is unit-tested in policies/shares and actors/tasks/share_allocator.
 // ctest-label: perf
 #include <doctest/doctest.h>
 

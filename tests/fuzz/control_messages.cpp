@@ -1,7 +1,8 @@
 // Fuzz target: CAF 0.17.6's binary deserialisation of the control messages that agents and the
-// control process send each other (actors/agent_messages.hpp, collectives/store_messages.hpp),
-// through our inspect functions, and of a whole caf::message as the middleman reads one. The
-// first byte picks the type (tests/fuzz/control_messages.hpp), the rest is its bytes.
+// control process send each other (actors/common/agent_messages.hpp,
+// collectives/store_messages.hpp), through our inspect functions, and of a whole caf::message as
+// the middleman reads one. The first byte picks the type (tests/fuzz/control_messages.hpp), the
+// rest is its bytes.
 //
 // Bad bytes must end in a caf::error from the deserialiser; an exception, a crash or a sanitizer
 // report is a bug. A value that reads must also serialise, read back and serialise again to the

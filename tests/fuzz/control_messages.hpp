@@ -5,7 +5,7 @@
 // middleman reads one off the wire: its type names pick any type the id blocks register.
 #include <caf/message.hpp>
 
-#include "actors/messages.hpp"
+#include "actors/common/messages.hpp"
 #include "collectives/store_messages.hpp"
 
 namespace troupe::fuzz {

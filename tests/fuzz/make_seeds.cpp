@@ -39,7 +39,8 @@ void checkpoints(const fs::path& dir) {
   checkpoint empty;
   write_checkpoint_file((dir / "empty.trp").string(), empty);
 
-  // The sections a job's checkpoint has (actors/checkpoint_state.cpp), with a small model.
+  // The sections a job's checkpoint has (actors/checkpoint/checkpoint_state.cpp), with a small
+  // model.
   checkpoint job;
   job.step = 120;
   const std::vector<float> params = {0.5f, -1.25f, 3.0f, 0.0f, -0.0f, 1e-7f, 2.5e6f, -8.0f};
