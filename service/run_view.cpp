@@ -46,7 +46,9 @@ nlohmann::json run_view::jobs() const {
 }
 
 nlohmann::json run_view::entry(const std::string& id) const {
-  for (const auto& j : jobs()["jobs"])
+  // Kept by name: a range-for over a member of the temporary would read it after its end.
+  const auto all = jobs();
+  for (const auto& j : all["jobs"])
     if (j["id"] == id) return j;
   throw not_found("no job '" + id + "' in this run");
 }

@@ -215,6 +215,12 @@ TEST_CASE(
   CHECK(metrics_client.Get("/metrics")->status == 401);
   api.set_bearer_token_auth(token);
   CHECK(api.Get("/api/v1/jobs")->status == 200);
+  // One job by its name: the run's view finds it, running or ended (it once read the job list
+  // after its end and answered 404).
+  const auto one = api.Get("/api/v1/jobs/guarded");
+  REQUIRE(one);
+  CHECK(one->status == 200);
+  CHECK(json::parse(one->body).at("id") == "guarded");
 
   // Junk on every port, in the clear and inside TLS: random bytes, half an HTTP request, a
   // request that announces a terabyte, a CAF/BASP-like header whose length prefix is 4 GiB, a
