@@ -364,6 +364,9 @@ run_report runtime::wait() {
   if (!failure.empty()) throw runtime_failure("waiting for the jobs: " + failure);
   out.troupe_version = actors::troupe_version();
   out.created_at = impl_->created_at;
+  out.config_source = impl_->cfg.source;
+  out.config_sets = impl_->cfg.sets;
+  out.config_yaml = impl_->cfg.as_run;
   rusage usage{};
   // Linux reports ru_maxrss in KiB.
   if (::getrusage(RUSAGE_SELF, &usage) == 0)

@@ -170,6 +170,11 @@ struct run_config {
   // Things the loader accepted but the user should hear about (e.g. a file's ps_shards left
   // unused after --set switched the sync mode); `troupe run` prints them.
   std::vector<std::string> notes;
+  // The document as run: the file with every --set applied, written out again as YAML (comments
+  // dropped; defaults left to the loader). A report keeps it, so that `troupe run` on it runs the
+  // same jobs again. The --set list as given is kept beside it.
+  std::string as_run;
+  std::vector<std::string> sets;
 };
 
 }  // namespace troupe::config

@@ -499,10 +499,15 @@ run_config parse(const std::string& yaml_text, const std::string& source_name,
 
   run_config rc;
   rc.source = source_name;
+  rc.sets = sets;
   if (root.IsMap()) {
     const YAML::Node& croot = root;
     drop_keys_left_by_mode_set(croot["jobs"], set_paths, source_name, rc.notes);
   }
+  // After the sets and the keys they left unused: the tree the structs below are read from.
+  YAML::Emitter as_run;
+  as_run << root;
+  rc.as_run = as_run.c_str();
   const map_view top(cx, root, "");
   if (service) {
     if (top.has("cluster"))

@@ -4,6 +4,68 @@
 
 namespace troupe {
 
+namespace {
+
+// Time keys end in `_s` and hold seconds. The names of earlier versions (milliseconds,
+// microseconds, `_seconds`, a bare `t`) are written beside them for one version more, marked
+// deprecated in docs/REPORT.md, so that a reader of the old names has a version to move.
+// One table, applied to the finished JSON, so the two names can never disagree.
+struct renamed_time_key {
+  const char* old_name;
+  const char* name;
+  double to_seconds;
+};
+constexpr renamed_time_key renamed_time_keys[] = {
+    {"t", "t_s", 1.0},
+    {"wall_seconds", "wall_s", 1.0},
+    {"compute_seconds", "compute_s", 1.0},
+    {"ms", "duration_s", 1e-3},
+    {"detect_ms", "detect_s", 1e-3},
+    {"recovery_ms", "recovery_s", 1e-3},
+    {"hold_ms", "hold_s", 1e-3},
+    {"median_ms", "median_s", 1e-3},
+    {"write_ms_max", "write_max_s", 1e-3},
+    {"write_ms_mean", "write_mean_s", 1e-3},
+};
+
+nlohmann::json scaled(const nlohmann::json& v, double factor) {
+  if (v.is_number()) return v.get<double>() * factor;
+  if (!v.is_array()) return v;  // null (a value not measured) stays null
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& x : v) out.push_back(scaled(x, factor));
+  return out;
+}
+
+// Adds the `_s` name beside every deprecated time key in `j` and below (idempotent).
+void add_seconds_keys(nlohmann::json& j) {
+  if (j.is_array()) {
+    for (auto& x : j) add_seconds_keys(x);
+    return;
+  }
+  if (!j.is_object()) return;
+  std::vector<std::pair<std::string, nlohmann::json>> added;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const auto& key = it.key();
+    for (const auto& k : renamed_time_keys)
+      if (key == k.old_name && !j.contains(k.name))
+        added.emplace_back(k.name, scaled(it.value(), k.to_seconds));
+    // step_phases: PHASE_us -> PHASE_s.
+    if (key.size() > 3 && key.compare(key.size() - 3, 3, "_us") == 0) {
+      const auto name = key.substr(0, key.size() - 3) + "_s";
+      if (!j.contains(name)) added.emplace_back(name, scaled(it.value(), 1e-6));
+    }
+  }
+  for (auto& [name, value] : added) j[name] = std::move(value);
+  for (auto& [key, value] : j.items()) add_seconds_keys(value);
+}
+
+nlohmann::json with_seconds_keys(nlohmann::json j) {
+  add_seconds_keys(j);
+  return j;
+}
+
+}  // namespace
+
 std::string hex64(std::uint64_t x) {
   char buf[19];
   std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(x));
@@ -21,10 +83,10 @@ nlohmann::json to_json(const job_series& series) {
                       {"busy", p.busy},
                       {"sync_period", p.sync_period},
                       {"share", p.share}});
-  return {{"groups", series.groups},
-          {"workers", series.workers},
-          {"every", series.every},
-          {"points", points}};
+  return with_seconds_keys({{"groups", series.groups},
+                            {"workers", series.workers},
+                            {"every", series.every},
+                            {"points", points}});
 }
 
 nlohmann::json to_json(const std::vector<job_event>& events) {
@@ -34,7 +96,7 @@ nlohmann::json to_json(const std::vector<job_event>& events) {
     if (e.ms) ev["ms"] = *e.ms;
     out.push_back(std::move(ev));
   }
-  return out;
+  return with_seconds_keys(std::move(out));
 }
 
 nlohmann::json to_json(const job_report& j) {
@@ -144,7 +206,7 @@ nlohmann::json to_json(const job_report& j) {
     out["share"] = *j.share;
     out["share_changes"] = j.share_changes;
   }
-  return out;
+  return with_seconds_keys(std::move(out));
 }
 
 nlohmann::json to_json(const run_report& r) {
@@ -175,16 +237,18 @@ nlohmann::json to_json(const run_report& r) {
   nlohmann::json schedule = nlohmann::json::array();
   for (const auto& e : r.cluster.schedule)
     schedule.push_back({{"at_s", e.at_s}, {"job", e.job}, {"event", e.what}, {"groups", e.groups}});
-  return {{"troupe_version", r.troupe_version},
-          {"created_at", r.created_at},
-          {"jobs", jobs},
-          {"cluster",
-           {{"groups", groups},
-            {"devices", r.cluster.devices},
-            {"wall_seconds", r.cluster.wall_seconds},
-            {"schedule", schedule}}},
-          {"agents", agents},
-          {"peak_rss_bytes", r.peak_rss_bytes}};
+  return with_seconds_keys(
+      {{"troupe_version", r.troupe_version},
+       {"created_at", r.created_at},
+       {"config", {{"source", r.config_source}, {"sets", r.config_sets}, {"yaml", r.config_yaml}}},
+       {"jobs", jobs},
+       {"cluster",
+        {{"groups", groups},
+         {"devices", r.cluster.devices},
+         {"wall_seconds", r.cluster.wall_seconds},
+         {"schedule", schedule}}},
+       {"agents", agents},
+       {"peak_rss_bytes", r.peak_rss_bytes}});
 }
 
 int exit_code(const run_report& r) {

@@ -229,6 +229,11 @@ struct agent_report {
 struct run_report {
   std::string troupe_version;  // of the binary that ran it
   std::string created_at;      // when the run began: UTC, ISO 8601 ("2026-11-28T12:00:00.123Z")
+  // The config as run (config::run_config::as_run, its source file and --set list); empty for a
+  // runtime built without a file.
+  std::string config_source;
+  std::vector<std::string> config_sets;
+  std::string config_yaml;
   std::vector<job_report> jobs;
   cluster_report cluster;
   std::vector<agent_report> agents;  // in join order
