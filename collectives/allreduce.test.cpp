@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectives/broadcast.hpp"
+#include "collectives/exact_sums_testing.hpp"
 #include "collectives/hierarchical_allreduce.hpp"
 #include "collectives/inproc/inproc_link.hpp"
 #include "collectives/param_server.hpp"
@@ -30,26 +31,18 @@ std::size_t wrong(const std::vector<float>& got, int size) {
 }  // namespace
 
 TEST_CASE("ring allreduce sums exactly for 1 to 8 ranks and awkward sizes (inproc)") {
-  for (int size = 1; size <= 8; ++size) {
-    for (std::size_t count : {0ul, 1ul, 2ul, 7ul, 13ul, 1009ul, 10007ul}) {
-      inproc_hub hub{size};
-      std::vector<std::size_t> bad(static_cast<std::size_t>(size), 99);
-      auto errors = run_ranks(size, [&](int rank) {
-        communicator comm = hub.connect(rank);
-        std::vector<float> data = pattern_data(rank, count);
-        // Many chunks per segment: exercises the pipelining.
-        auto o = testing::ring_options(comm, data, 10s, 256);
-        o.job = o.generation = 1;
-        allreduce(o);
-        allreduce(o);  // a second op on the same communicator: sum of sums
-        for (auto& v : data) v /= static_cast<float>(size);
-        bad[static_cast<std::size_t>(rank)] = wrong(data, size);
-      });
-      CAPTURE(size);
-      CAPTURE(count);
-      CHECK(testing::first_failure(errors, bad) == "");
-    }
-  }
+  check_exact_sums<inproc_hub>({0, 1, 2, 7, 13, 1009, 10007},
+                               [](inproc_hub& hub, int size, std::size_t count, int rank) {
+                                 communicator comm = hub.connect(rank);
+                                 std::vector<float> data = pattern_data(rank, count);
+                                 // Many chunks per segment: exercises the pipelining.
+                                 auto o = testing::ring_options(comm, data, 10s, 256);
+                                 o.job = o.generation = 1;
+                                 allreduce(o);
+                                 allreduce(o);  // a second op on the same communicator: sum of sums
+                                 for (auto& v : data) v /= static_cast<float>(size);
+                                 return wrong(data, size);
+                               });
 }
 
 TEST_CASE("broadcast from every root reaches every rank") {

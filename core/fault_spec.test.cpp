@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/testing.hpp"
 
 using troupe::config::fault_config;
 using troupe::config::parse_fault;
@@ -18,12 +19,7 @@ bool same(const fault_config& a, const fault_config& b) {
 }
 
 std::string error_of(const std::string& spec) {
-  try {
-    parse_fault(spec);
-  } catch (const troupe::input_error& e) {
-    return e.what();
-  }
-  return "(accepted)";
+  return troupe::testing::input_error_of([&] { parse_fault(spec); });
 }
 
 }  // namespace

@@ -58,24 +58,24 @@ std::string write_pem(F write) {
   return std::string(data, static_cast<std::size_t>(n));
 }
 
-key_ptr load_key(const std::string& pem) {
+// Text that is not a PEM `what` is the caller's input, not an OpenSSL failure.
+template <class Ptr, class Read>
+Ptr load_pem(const std::string& pem, Read read, const char* what) {
   auto b = read_bio(pem);
-  key_ptr k{PEM_read_bio_PrivateKey(b.get(), nullptr, nullptr, nullptr)};
-  if (!k) {
+  Ptr p{read(b.get(), nullptr, nullptr, nullptr)};
+  if (!p) {
     ERR_clear_error();
-    throw input_error("not a PEM private key");
+    throw input_error(std::string("not a PEM ") + what);
   }
-  return k;
+  return p;
+}
+
+key_ptr load_key(const std::string& pem) {
+  return load_pem<key_ptr>(pem, PEM_read_bio_PrivateKey, "private key");
 }
 
 cert_ptr load_cert(const std::string& pem) {
-  auto b = read_bio(pem);
-  cert_ptr c{PEM_read_bio_X509(b.get(), nullptr, nullptr, nullptr)};
-  if (!c) {
-    ERR_clear_error();
-    throw input_error("not a PEM certificate");
-  }
-  return c;
+  return load_pem<cert_ptr>(pem, PEM_read_bio_X509, "certificate");
 }
 
 void add_extension(X509* cert, X509* issuer, int nid, const std::string& value) {

@@ -5,25 +5,14 @@
 
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/testing.hpp"
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const troupe::input_error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
+using troupe::testing::input_error_of;
 
 TEST_CASE("writable directories and files are made or refused, naming the flag and the path") {
   const auto dir = fs::temp_directory_path() / ("troupe-writable-" + std::to_string(::getpid()));
@@ -44,14 +33,15 @@ TEST_CASE("writable directories and files are made or refused, naming the flag a
   const auto plain = (dir / "plain").string();
   std::ofstream(plain) << "x";
   const auto under =
-      message_of([&] { troupe::require_writable_dir(plain + "/ckpt", "checkpoint.dir"); });
+      input_error_of([&] { troupe::require_writable_dir(plain + "/ckpt", "checkpoint.dir"); });
   CHECK(under.find("checkpoint.dir " + plain + "/ckpt") != std::string::npos);
-  const auto is_dir = message_of([&] { troupe::require_writable_file(logs, "--report"); });
+  const auto is_dir = input_error_of([&] { troupe::require_writable_file(logs, "--report"); });
   CHECK(is_dir.find("is a directory") != std::string::npos);
   const auto proc =
-      message_of([] { troupe::require_writable_file("/proc/troupe-r.json", "--report"); });
+      input_error_of([] { troupe::require_writable_file("/proc/troupe-r.json", "--report"); });
   CHECK(proc.find("--report /proc/troupe-r.json: cannot write there") != std::string::npos);
-  const auto proc_dir = message_of([] { troupe::require_writable_dir("/proc/nope", "--log-dir"); });
+  const auto proc_dir =
+      input_error_of([] { troupe::require_writable_dir("/proc/nope", "--log-dir"); });
   CHECK(proc_dir.find("--log-dir /proc/nope") != std::string::npos);
   fs::remove_all(dir);
 }

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "core/testing.hpp"
 
 namespace fs = std::filesystem;
 using namespace troupe::data;
@@ -27,12 +28,7 @@ struct temp_file {
 };
 
 std::string error_of(const std::string& path, const csv_options& o = {}) {
-  try {
-    load_csv(path, o);
-  } catch (const troupe::input_error& e) {
-    return e.what();
-  }
-  return "";
+  return troupe::testing::input_error_of([&] { load_csv(path, o); });
 }
 
 }  // namespace

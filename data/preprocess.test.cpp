@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/testing.hpp"
 
 using namespace troupe::data;
 
@@ -49,12 +50,7 @@ void column_moments(const dataset& d, std::size_t j, double& mean, double& sd) {
 }
 
 std::string error_of(const std::string& spec) {
-  try {
-    make_step(spec);
-  } catch (const troupe::input_error& e) {
-    return e.what();
-  }
-  return "";
+  return troupe::testing::input_error_of([&] { make_step(spec); });
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 
 #include <cblas.h>
 
-#include "core/clock.hpp"
 #include "core/error.hpp"
+#include "devices/timed_compute.hpp"
 
 namespace troupe::devices {
 
@@ -19,19 +19,13 @@ models::step_stats cpu_device::run_step(models::model& m, const float* params,
                                         const models::batch& b, float* grad_sum,
                                         step_timing* timing) {
   set_blas_threads(threads_);
-  stopwatch sw;
-  auto stats = m.forward_backward(params, b, grad_sum);
-  if (timing) timing->compute_seconds = sw.seconds();
-  return stats;
+  return timed_compute(timing, [&] { return m.forward_backward(params, b, grad_sum); });
 }
 
 models::step_stats cpu_device::run_eval(models::model& m, const float* params,
                                         const models::batch& b, step_timing* timing) {
   set_blas_threads(threads_);
-  stopwatch sw;
-  auto stats = m.evaluate(params, b);
-  if (timing) timing->compute_seconds = sw.seconds();
-  return stats;
+  return timed_compute(timing, [&] { return m.evaluate(params, b); });
 }
 
 }  // namespace troupe::devices

@@ -60,6 +60,23 @@ std::vector<model_spec> tiny_specs() {
   return {softmax, linear, mlp, cnn, cnn1};
 }
 
+// A model of `spec` at its initial parameters and a batch of `n` samples, both drawn from `seed`.
+struct model_case {
+  std::unique_ptr<model> m;
+  std::vector<float> p;
+  data d;
+};
+
+model_case make_case(const model_spec& spec, std::uint64_t seed, std::size_t n) {
+  model_case c;
+  c.m = make_model(spec);
+  rng r{seed};
+  c.p.resize(c.m->param_count());
+  c.m->init_params(c.p.data(), r);
+  c.d = make_data(spec, n, r);
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("every built-in model's gradient matches central differences") {
@@ -88,11 +105,7 @@ TEST_CASE("every built-in model's gradient matches central differences") {
 TEST_CASE("forward_backward returns the SUM: grad(A u B) == grad(A) + grad(B)") {
   for (const auto& spec : tiny_specs()) {
     CAPTURE(spec.kind);
-    auto m = make_model(spec);
-    rng r{12};
-    std::vector<float> p(m->param_count());
-    m->init_params(p.data(), r);
-    const data d = make_data(spec, 5, r);
+    auto [m, p, d] = make_case(spec, 12, 5);
     for (bool weighted : {false, true}) {
       std::vector<float> gab(p.size()), ga(p.size()), gb(p.size());
       const auto sab = m->forward_backward(p.data(), d.all(weighted), gab.data());
@@ -110,11 +123,7 @@ TEST_CASE("forward_backward returns the SUM: grad(A u B) == grad(A) + grad(B)") 
 TEST_CASE("per-sample weights scale each sample's loss and gradient") {
   for (const auto& spec : tiny_specs()) {
     CAPTURE(spec.kind);
-    auto m = make_model(spec);
-    rng r{13};
-    std::vector<float> p(m->param_count());
-    m->init_params(p.data(), r);
-    const data d = make_data(spec, 4, r);
+    auto [m, p, d] = make_case(spec, 13, 4);
     std::vector<float> gw(p.size()), expect(p.size(), 0.0f), gi(p.size());
     const auto sw = m->forward_backward(p.data(), d.all(true), gw.data());
     double loss = 0.0;
@@ -135,13 +144,9 @@ TEST_CASE("a conv runs fused with its pool bit for bit as stage by stage") {
   // stages one by one, unfused.
   for (const auto& spec : tiny_specs()) {
     if (spec.kind != "cnn") continue;
-    auto m = make_model(spec);
+    auto [m, p, d] = make_case(spec, 15, 3);
     auto* seq = dynamic_cast<sequential*>(m.get());
     REQUIRE(seq != nullptr);
-    rng r{15};
-    std::vector<float> p(m->param_count());
-    m->init_params(p.data(), r);
-    const data d = make_data(spec, 3, r);
     std::vector<float> fused(p.size()), staged(p.size());
     m->forward_backward(p.data(), d.all(), fused.data());
     seq->layer_seconds(p.data(), d.all(), staged.data());
@@ -152,11 +157,7 @@ TEST_CASE("a conv runs fused with its pool bit for bit as stage by stage") {
 TEST_CASE("forward_backward overwrites grad_sum, including for an empty batch") {
   for (const auto& spec : tiny_specs()) {
     CAPTURE(spec.kind);
-    auto m = make_model(spec);
-    rng r{14};
-    std::vector<float> p(m->param_count());
-    m->init_params(p.data(), r);
-    const data d = make_data(spec, 3, r);
+    auto [m, p, d] = make_case(spec, 14, 3);
     std::vector<float> clean(p.size()), dirty(p.size(), NAN);
     m->forward_backward(p.data(), d.all(), clean.data());
     m->forward_backward(p.data(), d.all(), dirty.data());
@@ -170,12 +171,8 @@ TEST_CASE("forward_backward overwrites grad_sum, including for an empty batch") 
 
 TEST_CASE("evaluate in chunks equals the sum of its parts; clone computes the same") {
   model_spec spec{"mlp", {5}, 3, {4}};
-  auto m = make_model(spec);
-  rng r{15};
-  std::vector<float> p(m->param_count());
-  m->init_params(p.data(), r);
   const std::size_t n = 600;  // more than two evaluation chunks
-  const data d = make_data(spec, n, r);
+  auto [m, p, d] = make_case(spec, 15, n);
   const auto whole = m->evaluate(p.data(), d.all());
   step_stats parts;
   for (std::size_t i = 0; i < n; i += 100) parts += m->evaluate(p.data(), d.slice(i, 100));

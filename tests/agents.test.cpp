@@ -71,6 +71,15 @@ std::unique_ptr<troupe_process> joined(const troupe_process& run, const std::str
   return p;
 }
 
+// After `run` lost an agent: two fresh ones (`first`, `second`) take groups g1 and g2, and the
+// run trains to its end.
+void run_ends_with_two_more(troupe_process& run, const std::string& join, const std::string& first,
+                            const std::string& second) {
+  troupe_process a(scratch, first, agent_args(join, first, "g1"));
+  troupe_process b(scratch, second, agent_args(join, second, "g2"));
+  CHECK(run.wait_for_exit(120) == 0);
+}
+
 // Junk on the control port: the control process closes that connection and carries on.
 void send_junk(const std::string& address) {
   const int port = std::stoi(address.substr(address.rfind(':') + 1));
@@ -152,9 +161,7 @@ TEST_CASE("a stopped agent is seen lost by the heartbeat") {
   stopped->kill(SIGSTOP);
   CHECK(run.wait_for_text("lost agent s1 (group g1", 30));
   stopped->kill(SIGKILL);
-  troupe_process a(scratch, "a", agent_args(join, "a1", "g1"));
-  troupe_process b(scratch, "b", agent_args(join, "b1", "g2"));
-  CHECK(run.wait_for_exit(120) == 0);
+  run_ends_with_two_more(run, join, "stop-a", "stop-b");
 }
 
 TEST_CASE("SIGTERM to an agent: it leaves the run and exits 0; the run sees it go") {
@@ -165,10 +172,7 @@ TEST_CASE("SIGTERM to an agent: it leaves the run and exits 0; the run sees it g
   CHECK(leaving->wait_for_exit(30) == 0);
   CHECK(leaving->err().find("stopping on a signal: left the run at " + join) != std::string::npos);
   CHECK(run.wait_for_text("lost agent t1 (group g1", 30));
-  // The run goes on with others.
-  troupe_process a(scratch, "term-a", agent_args(join, "ta", "g1"));
-  troupe_process b(scratch, "term-b", agent_args(join, "tb", "g2"));
-  CHECK(run.wait_for_exit(120) == 0);
+  run_ends_with_two_more(run, join, "term-a", "term-b");
 }
 
 TEST_CASE("an agent that loses its control process tries to rejoin, then gives up with exit 1") {

@@ -42,6 +42,17 @@ const char* good =
     "    batch: 50\n"
     "    max_steps: 5\n";
 
+// `troupe run CONFIG ARGS --quiet --report REPORT` must exit 0; its report.
+nlohmann::json run_for_report(const fs::path& config, const std::string& args,
+                              const fs::path& report) {
+  const auto o = run_troupe(config.string() + " " + args + " --quiet --report " + report.string());
+  CAPTURE(o.err);
+  REQUIRE(o.code == 0);
+  nlohmann::json j;
+  std::ifstream(report) >> j;
+  return j;
+}
+
 }  // namespace
 
 TEST_CASE("troupe run: malformed configs exit 2 before any training") {
@@ -98,12 +109,7 @@ TEST_CASE("troupe run: malformed configs exit 2 before any training") {
 TEST_CASE("troupe run: a good config exits 0 and writes the documented report") {
   REQUIRE(fs::exists(troupe_binary()));
   const auto report = scratch() / "out" / "report.json";
-  const auto o =
-      run_troupe(write("good.yaml", good).string() + " --quiet --report " + report.string());
-  CAPTURE(o.err);
-  REQUIRE(o.code == 0);
-  nlohmann::json j;
-  std::ifstream(report) >> j;
+  const auto j = run_for_report(write("good.yaml", good), "", report);
   REQUIRE(j["jobs"].size() == 1);
   const auto& job = j["jobs"][0];
   for (const char* key :
@@ -135,6 +141,38 @@ TEST_CASE("troupe run: a good config exits 0 and writes the documented report") 
   CHECK(job["series"]["points"][4]["step"] == 5);
   CHECK(job["series"]["workers"].size() == 2);
   CHECK(job["events"].is_array());
+  // Time keys in seconds (`_s`) beside the deprecated names they replace, the same values.
+  CHECK(job["wall_s"] == job["wall_seconds"]);
+  CHECK(j["cluster"]["wall_s"] == j["cluster"]["wall_seconds"]);
+  CHECK(job["series"]["points"][4]["t_s"] == job["series"]["points"][4]["t"]);
+  CHECK(job["faults"]["detect_s"].size() == job["faults"]["detect_ms"].size());
+  REQUIRE(job.contains("step_phases"));
+  for (const auto& [phase, us] : job["step_phases"].items())
+    if (phase.size() > 3 && phase.substr(phase.size() - 3) == "_us") {
+      CAPTURE(phase);
+      const auto s = job["step_phases"][phase.substr(0, phase.size() - 3) + "_s"];
+      CHECK(s.get<double>() == doctest::Approx(us.get<double>() * 1e-6));
+    }
+  fs::remove_all(scratch());
+}
+
+TEST_CASE(
+    "troupe run: the report keeps the config as run, and running it again gives the same "
+    "model") {
+  const auto j = run_for_report(write("asrun.yaml", good),
+                                "--set jobs.0.deterministic=true --set jobs.0.max_steps=7",
+                                scratch() / "1.json");
+  const auto& config = j.at("config");
+  CHECK(config.at("source") == (scratch() / "asrun.yaml").string());
+  CHECK(config.at("sets") ==
+        nlohmann::json::array({"jobs.0.deterministic=true", "jobs.0.max_steps=7"}));
+  // The document as run: the sets applied, so it needs none to run the same jobs.
+  const auto yaml = config.at("yaml").get<std::string>();
+  CHECK(yaml.find("max_steps: 7") != std::string::npos);
+  const auto k = run_for_report(write("again.yaml", yaml), "", scratch() / "2.json");
+  CHECK(k["jobs"][0]["steps"] == 7);
+  CHECK(k["jobs"][0]["params"]["fnv1a64"] == j["jobs"][0]["params"]["fnv1a64"]);
+  CHECK(k.at("config").at("sets").empty());
   fs::remove_all(scratch());
 }
 

@@ -1,12 +1,17 @@
 #pragma once
 // Test support for the actors' unit tests (not installed): an actor system on CAF's
-// deterministic scheduler, with the protocol's message types registered. Nothing runs until a
-// test calls sched.run(); time is simulated (sched.advance_time), so no test sleeps.
+// deterministic scheduler, with the protocol's message types registered, and a small job to give
+// the actors under test. Nothing runs until a test calls sched.run(); time is simulated
+// (sched.advance_time), so no test sleeps.
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
+#include <cstdint>
+#include <string>
+
 #include "actors/common/caf_compat.hpp"
+#include "core/config_load.hpp"
 
 namespace troupe::actors::testing {
 
@@ -26,5 +31,22 @@ struct deterministic_system {
     return c;
   }
 };
+
+// One job, a small MLP on synthetic blobs over `cpus` cpu devices: enough for an actor's test to
+// plan and compute real steps, and quick to load.
+inline config::job_config small_mlp_job(const std::string& name, int cpus, int samples,
+                                        std::int64_t batch) {
+  std::string yaml = "cluster:\n  groups:\n";
+  yaml += "    - {name: cpu, device: cpu, count: " + std::to_string(cpus) + "}\n";
+  yaml += "jobs:\n";
+  yaml += "  - name: " + name + "\n";
+  yaml += "    model: {kind: mlp, hidden: [8]}\n";
+  yaml += "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: " +
+          std::to_string(samples) + "}}\n";
+  yaml += "    optimizer: {kind: sgd, lr: 0.1}\n";
+  yaml += "    batch: " + std::to_string(batch) + "\n";
+  yaml += "    seed: 5\n";
+  return config::parse_config(yaml, name + ".yaml").jobs.at(0);
+}
 
 }  // namespace troupe::actors::testing

@@ -13,8 +13,6 @@
 #include <optional>
 #include <vector>
 
-#include "core/config_load.hpp"
-
 using namespace troupe;
 using namespace troupe::actors;
 
@@ -23,20 +21,6 @@ namespace {
 constexpr msg::job_id job = 9;
 constexpr msg::generation_id generation = 3;
 constexpr std::int64_t batch = 64;
-
-config::job_config job_config() {
-  const auto cfg = config::parse_config(
-      "cluster:\n  groups:\n    - {name: cpu, device: cpu, count: 3}\n"
-      "jobs:\n"
-      "  - name: dist\n"
-      "    model: {kind: mlp, hidden: [8]}\n"
-      "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 1000}}\n"
-      "    optimizer: {kind: sgd, lr: 0.1}\n"
-      "    batch: 64\n"
-      "    seed: 5\n",
-      "dist.yaml");
-  return cfg.jobs.at(0);
-}
 
 struct plan_reply {
   msg::step_plan plan;
@@ -49,7 +33,8 @@ struct fixture : testing::deterministic_system {
   std::size_t train_n = 0;
 
   fixture() : job_actor(sys, true) {
-    dist = sys.spawn(data_distributor, job, generation, job_config(), std::int64_t{0});
+    dist = sys.spawn(data_distributor, job, generation,
+                     testing::small_mlp_job("dist", 3, 1000, batch), std::int64_t{0});
     sched.run();
     job_actor->send(dist, msg::data_atom_v);
     sched.run();

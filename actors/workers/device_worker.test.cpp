@@ -15,7 +15,6 @@
 
 #include "actors/common/specs.hpp"
 #include "actors/job/job_data.hpp"
-#include "core/config_load.hpp"
 #include "core/rng.hpp"
 #include "devices/cpu_device.hpp"
 #include "models/model.hpp"
@@ -29,23 +28,9 @@ constexpr msg::job_id job = 9;
 constexpr msg::generation_id generation = 2;
 constexpr std::int32_t rank = 1;
 
-config::job_config job_config() {
-  const auto cfg = config::parse_config(
-      "cluster:\n  groups:\n    - {name: cpu, device: cpu, count: 2}\n"
-      "jobs:\n"
-      "  - name: worker\n"
-      "    model: {kind: mlp, hidden: [8]}\n"
-      "    data: {dataset: synthetic, synthetic: {kind: blobs, samples: 500}}\n"
-      "    optimizer: {kind: sgd, lr: 0.1}\n"
-      "    batch: 32\n"
-      "    seed: 5\n",
-      "worker.yaml");
-  return cfg.jobs.at(0);
-}
-
 // What the job hands a worker: the data, the model, the parameter store (version 0).
 std::shared_ptr<worker_setup> make_setup() {
-  const auto cfg = job_config();
+  const auto cfg = testing::small_mlp_job("worker", 2, 500, 32);
   auto setup = std::make_shared<worker_setup>();
   setup->job_name = cfg.name;
   setup->group = "cpu";
@@ -125,6 +110,15 @@ struct fixture : testing::deterministic_system {
     dev.run_step(*m, setup->params->values.data(), b, g.data(), nullptr);
     return g;
   }
+  // The worker answered `step` with the gradient sum of rows idx[offset, offset + count).
+  void check_slice_done(std::int64_t step, const msg::index_list& idx, std::size_t offset,
+                        std::size_t count) {
+    const auto r = done();
+    REQUIRE(r);
+    CHECK(r->done.step == step);
+    CHECK(r->done.samples == static_cast<std::int64_t>(count));
+    CHECK(*r->grad == expected_grad(idx, offset, count));
+  }
 };
 
 msg::local_ref<msg::index_list> indices(std::vector<std::int64_t> v) {
@@ -179,11 +173,7 @@ TEST_CASE_FIXTURE(fixture, "a slice for the next version is parked until go_step
   CHECK_FALSE(done());
   setup->params->publish(1);
   send(msg::go_step{job, generation, 1});
-  const auto r = done();
-  REQUIRE(r);
-  CHECK(r->done.step == 1);
-  CHECK(r->done.samples == 5);
-  CHECK(*r->grad == expected_grad(*idx, 0, 5));
+  check_slice_done(1, *idx, 0, 5);
 }
 
 TEST_CASE_FIXTURE(fixture, "eval counts the test rows it was given") {
@@ -210,16 +200,8 @@ TEST_CASE_FIXTURE(fixture, "a slice computed while another waits parked leaves i
   send(cmd(generation, 1, 1, 0, 5), next);  // the store is at version 0: parked
   CHECK_FALSE(done());
   send(cmd(generation, 0, 0, 1, 6), again);  // the step in flight, run again: computed now
-  const auto first = done();
-  REQUIRE(first);
-  CHECK(first->done.step == 0);
-  CHECK(first->done.samples == 6);
-  CHECK(*first->grad == expected_grad(*again, 1, 6));
+  check_slice_done(0, *again, 1, 6);
   setup->params->publish(1);
   send(msg::go_step{job, generation, 1});
-  const auto parked = done();
-  REQUIRE(parked);
-  CHECK(parked->done.step == 1);
-  CHECK(parked->done.samples == 5);
-  CHECK(*parked->grad == expected_grad(*next, 0, 5));
+  check_slice_done(1, *next, 0, 5);  // the parked slice, with its own rows
 }

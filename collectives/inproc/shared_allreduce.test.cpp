@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <string>
 #include <thread>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/exact_sums_testing.hpp"
 #include "collectives/inproc/inproc_link.hpp"
 #include "collectives/testing.hpp"
 
@@ -27,14 +30,32 @@ shared_allreduce_options call_of(int rank, const std::vector<float>& data, doubl
   return o;
 }
 
+// What ranks 0 to `ranks` - 1 of `group` end in, each calling over `count` ones as call_of makes
+// it and `adjust` then changes it: the collective_error's text, or "" when the op succeeded.
+// Anything else thrown is a bug and leaves the rank's thread.
+std::vector<std::string> collective_errors(
+    shared_allreduce_group& group, int ranks, std::size_t count,
+    const std::function<void(int rank, shared_allreduce_options&)>& adjust) {
+  std::vector<std::string> why(static_cast<std::size_t>(ranks));
+  run_ranks(ranks, [&](int rank) {
+    std::vector<float> data(count, 1.0f);
+    auto o = call_of(rank, data);
+    adjust(rank, o);
+    try {
+      group.allreduce(o);
+    } catch (const collective_error& e) {
+      why[static_cast<std::size_t>(rank)] = e.what();
+    }
+  });
+  return why;
+}
+
 }  // namespace
 
 TEST_CASE("shared allreduce sums exactly for 1 to 8 ranks and awkward sizes") {
-  for (int size = 1; size <= 8; ++size) {
-    for (std::size_t count : {0ul, 1ul, 7ul, 13ul, 1009ul, 10007ul}) {
-      shared_allreduce_group group{size};
-      std::vector<std::size_t> bad(static_cast<std::size_t>(size), 99);
-      auto errors = run_ranks(size, [&](int rank) {
+  check_exact_sums<shared_allreduce_group>(
+      {0, 1, 7, 13, 1009, 10007},
+      [](shared_allreduce_group& group, int size, std::size_t count, int rank) {
         std::vector<float> data = pattern_data(rank, count);
         auto o = call_of(rank, data);
         const auto first = group.allreduce(o);
@@ -46,13 +67,8 @@ TEST_CASE("shared allreduce sums exactly for 1 to 8 ranks and awkward sizes") {
           wrong += first.values[i] != pattern_sum(size, i);
           wrong += mean.values[i] != pattern_sum(size, i) / static_cast<float>(size);
         }
-        bad[static_cast<std::size_t>(rank)] = wrong;
+        return wrong;
       });
-      CAPTURE(size);
-      CAPTURE(count);
-      CHECK(testing::first_failure(errors, bad) == "");
-    }
-  }
 }
 
 TEST_CASE("shared allreduce: max, absent contributions, and the parameter-server float order") {
@@ -202,17 +218,8 @@ TEST_CASE("shared allreduce: |result|^2 from the pieces, the same bits on every 
 TEST_CASE("shared allreduce: ranks that disagree on the norm fail the op on every rank") {
   const int size = 2;
   shared_allreduce_group group{size};
-  std::vector<std::string> why(size);
-  run_ranks(size, [&](int rank) {
-    std::vector<float> data(16, 1.0f);
-    auto o = call_of(rank, data);
-    o.sq_norm = rank == 0;
-    try {
-      group.allreduce(o);
-    } catch (const collective_error& e) {
-      why[static_cast<std::size_t>(rank)] = e.what();
-    }
-  });
+  const auto why = collective_errors(
+      group, size, 16, [](int rank, shared_allreduce_options& o) { o.sq_norm = rank == 0; });
   for (const auto& w : why) CHECK(w.find("disagree") != std::string::npos);
 }
 
@@ -245,20 +252,13 @@ TEST_CASE("shared allreduce: a step applied piece by piece, once, or not at all"
 
   // A rank that never comes: the others give up at their deadline, and nothing was applied.
   shared_allreduce_group short_one{size};
-  std::vector<std::string> why(2);
-  run_ranks(2, [&](int rank) {
-    std::vector<float> data(count, 1.0f);
-    auto o = call_of(rank, data, 0.0);
+  const auto why = collective_errors(short_one, 2, count, [&](int, shared_allreduce_options& o) {
+    o.weight = 0.0;
     o.deadline = deadline_in(100ms);
     o.on_open = [&] { ++opened; };
     o.on_piece = [&](const float*, std::size_t lo, std::size_t n) {
       for (std::size_t i = lo; i < lo + n; ++i) ++touched[i];
     };
-    try {
-      short_one.allreduce(o);
-    } catch (const collective_error& e) {
-      why[static_cast<std::size_t>(rank)] = e.what();
-    }
   });
   CHECK(!why[0].empty());
   CHECK(!why[1].empty());
@@ -269,17 +269,9 @@ TEST_CASE("shared allreduce: a step applied piece by piece, once, or not at all"
 TEST_CASE("shared allreduce: an on_open that throws fails the op on every rank") {
   const int size = 3;
   shared_allreduce_group group{size};
-  std::vector<std::string> why(size);
-  run_ranks(size, [&](int rank) {
-    std::vector<float> data(100, 1.0f);
-    auto o = call_of(rank, data);
+  const auto why = collective_errors(group, size, 100, [](int, shared_allreduce_options& o) {
     o.on_open = [] { throw troupe::input_error("checkpoint state of 7 values for 100"); };
     o.on_piece = [](const float*, std::size_t, std::size_t) {};
-    try {
-      group.allreduce(o);
-    } catch (const collective_error& e) {
-      why[static_cast<std::size_t>(rank)] = e.what();
-    }
   });
   for (const auto& w : why) CHECK(w.find("checkpoint state of 7 values") != std::string::npos);
 }

@@ -36,6 +36,32 @@ communicator connect(memory_store& store, int rank, int size, const std::string&
   return shm_connect(o);
 }
 
+// Three ranks: rank 1 closes once every rank has mapped its segments (a peer that goes away
+// mid-operation, not during the connect), rank 0 holds its links open and never joins, and rank
+// 2 runs `op`. What each rank ended with.
+std::vector<std::string> one_closes_one_silent(const std::string& prefix,
+                                               const std::function<void(communicator&)>& op) {
+  const int size = 3;
+  memory_store store;
+  testing::latch done{1};
+  testing::latch connected{size};
+  return run_ranks(size, [&](int rank) {
+    communicator comm = connect(store, rank, size, prefix);
+    connected.count_down();
+    if (rank == 1) {
+      connected.wait_for(10s);
+      comm.close();
+      return;
+    }
+    if (rank == 0) {
+      done.wait_for(5s);
+      return;
+    }
+    const count_down_on_exit release_rank0{done};
+    op(comm);
+  });
+}
+
 }  // namespace
 
 TEST_CASE("ring allreduce over shared memory sums exactly for 1 to 8 ranks") {
@@ -100,36 +126,17 @@ TEST_CASE("shared memory: every algorithm sums exactly through eager buffers and
 }
 
 TEST_CASE("shared memory: a peer that closes mid-operation is named; a silent one times out") {
-  const int size = 3;
-  memory_store store;
-  testing::latch done{1};
-  // Rank 1 leaves only once every rank has mapped its segments: this test is about a peer that
-  // goes away mid-operation, not during the connect.
-  testing::latch connected{size};
-  std::vector<double> took(size, 0);
-  auto errors = run_ranks(size, [&](int rank) {
-    communicator comm = connect(store, rank, size, "dying");
-    connected.count_down();
-    if (rank == 1) {
-      connected.wait_for(10s);
-      comm.close();
-      return;
-    }
-    if (rank == 0) {  // silent: holds its links open and never joins
-      done.wait_for(5s);
-      return;
-    }
+  double took = 0;
+  const auto errors = one_closes_one_silent("dying", [&](communicator& comm) {
     std::vector<float> data(50000, 1.0f);
-    const auto o = ring_options(comm, data, 3s);
-    const count_down_on_exit release_rank0{done};
-    timed_allreduce(o, took[2]);
+    timed_allreduce(ring_options(comm, data, 3s), took);
   });
   MESSAGE(errors[2]);
   // Rank 2 receives from rank 1 and sends to rank 0; rank 1 is gone.
   CHECK(errors[2].find("rank 1 (shm:/troupe-") != std::string::npos);
   CHECK(errors[2].find("closed") != std::string::npos);
   CHECK(errors[2].find("timed out") == std::string::npos);  // the close ended it, not the 3 s
-  MESSAGE("rank 2 failed after " << took[2] << " s");
+  MESSAGE("rank 2 failed after " << took << " s");
 }
 
 TEST_CASE(
@@ -137,23 +144,7 @@ TEST_CASE(
   // Rank 2 adds the members in rank order, so it waits on the silent rank 0 first; rank 1
   // closes meanwhile, and that must end the op, not the deadline.
   for (std::size_t count : {16ul, 20000ul}) {  // one step, two steps
-    const int size = 3;
-    memory_store store;
-    testing::latch done{1};
-    testing::latch connected{size};
-    auto errors = run_ranks(size, [&](int rank) {
-      communicator comm = connect(store, rank, size, "direct-dying");
-      connected.count_down();
-      if (rank == 1) {
-        connected.wait_for(10s);
-        comm.close();
-        return;
-      }
-      if (rank == 0) {
-        done.wait_for(5s);
-        return;
-      }
-      const count_down_on_exit release_rank0{done};
+    const auto errors = one_closes_one_silent("direct-dying", [&](communicator& comm) {
       std::vector<float> data(count, 1.0f);
       allreduce(allreduce_in(comm, data, 3s));
     });

@@ -2,13 +2,13 @@
 
 #include <string>
 
-#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "devices/cuda/gpu_faults.hpp"
 #include "devices/cuda/gpu_program.hpp"
 #include "devices/cuda/layer_split_device.hpp"
 #include "devices/cuda_info.hpp"
 #include "devices/sim_device.hpp"
+#include "devices/timed_compute.hpp"
 
 namespace troupe::devices {
 namespace {
@@ -25,10 +25,7 @@ class cuda_device final : public device {
 
   models::step_stats run_step(models::model& m, const float* params, const models::batch& b,
                               float* grad_sum, step_timing* timing) override {
-    stopwatch sw;
-    auto stats = program_for(m).step(params, b, grad_sum);
-    if (timing) timing->compute_seconds = sw.seconds();
-    return stats;
+    return timed_compute(timing, [&] { return program_for(m).step(params, b, grad_sum); });
   }
 
   void provoke(device_fault f) override {
@@ -41,10 +38,7 @@ class cuda_device final : public device {
 
   models::step_stats run_eval(models::model& m, const float* params, const models::batch& b,
                               step_timing* timing) override {
-    stopwatch sw;
-    auto stats = program_for(m).evaluate(params, b);
-    if (timing) timing->compute_seconds = sw.seconds();
-    return stats;
+    return timed_compute(timing, [&] { return program_for(m).evaluate(params, b); });
   }
 
  private:

@@ -20,36 +20,11 @@ using troupe::devices::gpu::testing::relative_l2;
 
 namespace {
 
-struct fixture {
-  models::model_spec spec;
-  std::unique_ptr<models::model> model;
-  std::vector<float> params, x;
-  std::vector<std::int32_t> labels;
-  std::size_t rows;
-
+// Every case's model and rows, drawn from seed 7.
+struct fixture : devices::gpu::testing::model_rows {
   fixture(const std::string& kind, std::vector<std::size_t> shape, std::vector<std::size_t> hidden,
           std::size_t n)
-      : rows(n) {
-    spec.kind = kind;
-    spec.input_shape = std::move(shape);
-    spec.hidden = std::move(hidden);
-    spec.classes = 10;
-    model = models::make_model(spec);
-    params.resize(model->param_count());
-    rng r(7);
-    model->init_params(params.data(), r);
-    x.resize(n * spec.input_size());
-    for (auto& v : x) v = static_cast<float>(r.uniform());
-    labels.resize(n);
-    for (auto& l : labels) l = static_cast<std::int32_t>(r.below(10));
-  }
-  models::batch batch(std::size_t n) const {
-    models::batch b;
-    b.x = x.data();
-    b.labels = labels.data();
-    b.size = n;
-    return b;
-  }
+      : model_rows(kind, std::move(shape), std::move(hidden), n, 7) {}
 };
 
 std::vector<target> targets() {

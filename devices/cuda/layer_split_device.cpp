@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "devices/cpu_device.hpp"
 #include "devices/cuda/gpu_program.hpp"
 #include "devices/layer_split_plan.hpp"
+#include "devices/timed_compute.hpp"
 #include "models/sequential.hpp"
 
 namespace troupe::devices {
@@ -46,31 +46,23 @@ class layer_split_device final : public device {
                               float* grad_sum, step_timing* timing) override {
     auto& seq = prepare(m, params, b);
     set_blas_threads(threads_);
-    stopwatch sw;
-    models::step_stats stats;
-    const std::size_t L = layers_.layers.size();
-    if (cut_ == 0) {
-      stats = whole_->step(params, b, grad_sum);
-    } else if (cut_ == L) {
-      stats = seq.forward_backward(params, b, grad_sum);
-    } else {
+    return timed_compute(timing, [&]() -> models::step_stats {
+      const std::size_t L = layers_.layers.size();
+      if (cut_ == 0) return whole_->step(params, b, grad_sum);
+      if (cut_ == L) return seq.forward_backward(params, b, grad_sum);
       const std::size_t n = b.size;
       models::batch up = b;
       up.x = seq.forward_prefix(params, b.x, n, cut_);
       d_act_.resize(n * layers_.layers[cut_].in);
-      stats = suffix_->step(params, up, grad_sum, d_act_.data());
+      const auto stats = suffix_->step(params, up, grad_sum, d_act_.data());
       seq.backward_prefix(params, b.x, n, cut_, d_act_.data(), grad_sum);
-    }
-    if (timing) timing->compute_seconds = sw.seconds();
-    return stats;
+      return stats;
+    });
   }
 
   models::step_stats run_eval(models::model& m, const float* params, const models::batch& b,
                               step_timing* timing) override {
-    stopwatch sw;
-    auto stats = whole_for(m).evaluate(params, b);
-    if (timing) timing->compute_seconds = sw.seconds();
-    return stats;
+    return timed_compute(timing, [&] { return whole_for(m).evaluate(params, b); });
   }
 
  private:

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <vector>
 
-#include "core/rng.hpp"
 #include "devices/cuda/gpu_test_support.hpp"
 #include "devices/cuda/layer_split_device.hpp"
 #include "devices/cuda_info.hpp"
@@ -18,29 +17,12 @@ using troupe::devices::gpu::testing::relative_l2;
 
 namespace {
 
-struct setup {
-  std::unique_ptr<models::model> model;
-  std::vector<float> params, x;
-  std::vector<std::int32_t> labels;
+// Every case's model and rows, drawn from seed 5; `b` runs them all.
+struct setup : devices::gpu::testing::model_rows {
   models::batch b;
   setup(const std::string& kind, std::vector<std::size_t> shape, std::vector<std::size_t> hidden,
-        std::size_t n) {
-    models::model_spec spec;
-    spec.kind = kind;
-    spec.input_shape = std::move(shape);
-    spec.hidden = std::move(hidden);
-    model = models::make_model(spec);
-    params.resize(model->param_count());
-    rng r(5);
-    model->init_params(params.data(), r);
-    x.resize(n * spec.input_size());
-    for (auto& v : x) v = static_cast<float>(r.uniform());
-    labels.resize(n);
-    for (auto& l : labels) l = static_cast<std::int32_t>(r.below(10));
-    b.x = x.data();
-    b.labels = labels.data();
-    b.size = n;
-  }
+        std::size_t n)
+      : model_rows(kind, std::move(shape), std::move(hidden), n, 5), b(batch()) {}
 };
 
 }  // namespace

@@ -46,14 +46,6 @@ const scratch_file& scratch() {
   return file;
 }
 
-template <class F>
-void refused_as_runtime_failure(F f) {
-  try {
-    f();
-  } catch (const runtime_failure&) {
-  }
-}
-
 void check_read(const std::vector<std::uint8_t>& bytes) {
   checkpoint c;
   try {
@@ -62,8 +54,8 @@ void check_read(const std::vector<std::uint8_t>& bytes) {
     return;
   }
   for (const auto& s : c.sections()) {
-    refused_as_runtime_failure([&] { c.floats(s.name); });
-    refused_as_runtime_failure([&] { c.u64(s.name); });
+    fuzz::refused_as<runtime_failure>([&] { c.floats(s.name); });
+    fuzz::refused_as<runtime_failure>([&] { c.u64(s.name); });
     c.string(s.name);
   }
   write_checkpoint_file(scratch().path, c);

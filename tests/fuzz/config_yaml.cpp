@@ -42,22 +42,14 @@ std::vector<std::string> sets_in(const std::string& text) {
   return sets;
 }
 
-template <class F>
-void refused_as_input_error(F parse) {
-  try {
-    parse();
-  } catch (const input_error&) {
-  }
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   const auto sets = sets_in(text);
-  refused_as_input_error([&] { config::parse_config(text, "fuzz.yaml", sets); });
-  refused_as_input_error([&] { config::parse_cluster(text, "fuzz.yaml"); });
-  refused_as_input_error([&] {
+  fuzz::refused_as<input_error>([&] { config::parse_config(text, "fuzz.yaml", sets); });
+  fuzz::refused_as<input_error>([&] { config::parse_cluster(text, "fuzz.yaml"); });
+  fuzz::refused_as<input_error>([&] {
     config::parse_jobs(text, "fuzz.yaml", sets, service_cluster(), {"mlp-1", "softmax-2"},
                        "/nonexistent/troupe-fuzz/checkpoints");
   });

@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -126,30 +127,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t n = size - 1;
   namespace msg = troupe::msg;
   namespace col = troupe::collectives;
-  switch (
-      static_cast<control_message>(data[0] % static_cast<std::uint8_t>(control_message::count))) {
-    case control_message::agent_hello:
-      read_write_read<msg::agent_hello>(bytes, n);
-      break;
-    case control_message::agent_answer:
-      read_write_read<msg::agent_answer>(bytes, n);
-      break;
-    case control_message::host_worker:
-      read_write_read<msg::host_worker>(bytes, n);
-      break;
-    case control_message::host_answer:
-      read_write_read<msg::host_answer>(bytes, n);
-      break;
-    case control_message::store_value:
-      read_write_read<col::store_value>(bytes, n);
-      break;
-    case control_message::store_keys:
-      read_write_read<col::store_keys>(bytes, n);
-      break;
-    case control_message::any_message:
-    case control_message::count:
-      read_write_read<caf::message>(bytes, n);
-      break;
-  }
+  // One reader per control_message, in its order.
+  using reader = void (*)(const char*, std::size_t);
+  static constexpr reader readers[] = {
+      read_write_read<msg::agent_hello>, read_write_read<msg::agent_answer>,
+      read_write_read<msg::host_worker>, read_write_read<msg::host_answer>,
+      read_write_read<col::store_value>, read_write_read<col::store_keys>,
+      read_write_read<caf::message>,
+  };
+  static_assert(std::size(readers) == static_cast<std::size_t>(control_message::count));
+  readers[data[0] % std::size(readers)](bytes, n);
   return 0;
 }

@@ -19,4 +19,14 @@ namespace troupe::fuzz {
   std::abort();
 }
 
+// Runs f, which may turn its input down with a `Refusal`: that is the input's expected end, so
+// it ends here; any other exception goes on to libFuzzer as a bug.
+template <class Refusal, class F>
+void refused_as(F f) {
+  try {
+    f();
+  } catch (const Refusal&) {
+  }
+}
+
 }  // namespace troupe::fuzz
