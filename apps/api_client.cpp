@@ -52,7 +52,9 @@ httplib::Client client_of(const api_target& t) {
 
 }  // namespace
 
-const std::set<std::string> client_flags = {"server", "token", "ca", "state"};
+flag_set client_flags(std::set<std::string> booleans, std::set<std::string> repeatable) {
+  return {{"server", "token", "ca", "state"}, std::move(booleans), std::move(repeatable), {}};
+}
 
 api_target api_target_of(const args& a) {
   const auto env = process_env();

@@ -7,12 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/args.hpp"
+
 namespace troupe::apps {
 
-class args;
-
-// The value flags every client takes: --server, --token, --ca, --state.
-extern const std::set<std::string> client_flags;
+// A client command's flags: the value flags every client takes (--server, --token, --ca,
+// --state) and its own. A function, not a global, so that commands may build theirs during
+// static initialisation.
+flag_set client_flags(std::set<std::string> booleans = {}, std::set<std::string> repeatable = {});
 
 // Where the service is and how to prove who we are: --server URL, else TROUPE_SERVER, else the
 // local serve's default (https://127.0.0.1:7080). For https the token and the cluster CA come

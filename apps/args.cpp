@@ -7,6 +7,16 @@
 
 namespace troupe::apps {
 
+namespace {
+std::set<std::string> with(std::set<std::string> a, const std::set<std::string>& b) {
+  a.insert(b.begin(), b.end());
+  return a;
+}
+}  // namespace
+
+args::args(const std::vector<std::string>& argv, const flag_set& flags)
+    : args(argv, with(flags.values, flags.internal), flags.booleans, flags.repeatable) {}
+
 args::args(const std::vector<std::string>& argv, const std::set<std::string>& value_flags,
            const std::set<std::string>& bool_flags, const std::set<std::string>& repeatable) {
   for (std::size_t i = 0; i < argv.size(); ++i) {

@@ -12,8 +12,21 @@
 
 namespace troupe::apps {
 
+// The flags of one command, declared once: the command registers them (apps/command.hpp), its
+// parser accepts exactly these, and `troupe commands --json` lists them, against which a test
+// checks each command's --help and every `troupe ...` line of the docs.
+struct flag_set {
+  std::set<std::string> values;      // --name VALUE
+  std::set<std::string> booleans;    // --name
+  std::set<std::string> repeatable;  // --name VALUE, any number of times
+  // --name VALUE that the command passes to copies of itself it starts (a rank process, a child
+  // agent): accepted, not offered in --help.
+  std::set<std::string> internal;
+};
+
 class args {
  public:
+  args(const std::vector<std::string>& argv, const flag_set& flags);
   // value_flags take a value; bool_flags do not; repeatable value flags may occur several times.
   args(const std::vector<std::string>& argv, const std::set<std::string>& value_flags,
        const std::set<std::string>& bool_flags = {}, const std::set<std::string>& repeatable = {});

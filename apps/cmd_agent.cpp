@@ -42,11 +42,13 @@ int positive(const std::string& text, const std::string& what) {
   return static_cast<int>(n);
 }
 
+const flag_set flags{{"join", "group", "device", "count", "threads", "name", "join-timeout",
+                      "token", "ca", "state", "data-host", "parent", "metrics"},
+                     {"insecure"},
+                     {}};
+
 int run(const std::vector<std::string>& argv) {
-  const args a(argv,
-               {"join", "group", "device", "count", "threads", "name", "join-timeout", "token",
-                "ca", "state", "data-host", "parent", "metrics"},
-               {"insecure"});
+  const args a(argv, flags);
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto env = process_env();
@@ -147,7 +149,7 @@ const command_registrar reg{
      "exit: 0 the run ended, 2 refused (another version, its name or group taken, a wrong\n"
      "token, a control process whose certificate the CA does not sign) or bad flags, 1 no\n"
      "control process within --join-timeout",
-     run}};
+     run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

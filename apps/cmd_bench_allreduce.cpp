@@ -54,9 +54,12 @@ const char* usage =
     "--algorithm picks the form on a ring transport: auto (by size: one step up to 16K, two\n"
     "steps up to 256K where every rank is linked, the ring above), or one of them always.";
 
-const std::set<std::string> value_flags{
-    "ranks", "transport", "min",        "max",     "step-factor", "iters",   "warmup", "chunk",
-    "codec", "json",      "timeout-ms", "rank-of", "store",       "session", "curve",  "algorithm"};
+// --rank-of, --store and --session are how a rank process learns its place (main starts them).
+const flag_set flags{{"ranks", "transport", "min", "max", "step-factor", "iters", "warmup", "chunk",
+                      "codec", "json", "timeout-ms", "curve", "algorithm"},
+                     {},
+                     {},
+                     {"rank-of", "store", "session"}};
 
 // Threads over the shared buffers, threads over the in-process ring, or processes.
 enum class transport { inproc, inproc_ring, ipc, tcp, shm };
@@ -261,7 +264,7 @@ std::vector<std::vector<coll::perf::rank_result>> run_processes(
 }
 
 int bench_allreduce(const std::vector<std::string>& argv) {
-  const args a{argv, value_flags};
+  const args a{argv, flags};
   const setup s = parse(a);
   if (a.has("rank-of"))
     return run_child(s, static_cast<int>(a.get_int("rank-of", 0)), a.get_or("store", ""),
@@ -293,7 +296,7 @@ int bench_allreduce(const std::vector<std::string>& argv) {
 
 const command_registrar registrar{
     command{"bench allreduce", "allreduce benchmark (nccl-tests columns) over inproc/ipc/tcp/shm",
-            usage, bench_allreduce}};
+            usage, bench_allreduce, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

@@ -58,9 +58,9 @@ const char* usage =
     "  control    the control process itself (alone, not with the kinds above): the job runs as\n"
     "             a child `troupe run` with checkpoints (every 25 steps unless --set gives\n"
     "             jobs.0.checkpoint.every_steps), killed with its agents (SIGKILL to its process\n"
-    "             group) and started again with --resume until a run completes; the table then\n"
-    "             gives the kills, goodput, the steps trained again, and the sample ledger's\n"
-    "             verdict over every run of the chain\n"
+    "             group) and started again (troupe run --resume) until a run completes; the table\n"
+    "             then gives the kills, goodput, the steps trained again, and the sample\n"
+    "             ledger's verdict over every run of the chain\n"
     "A fault whose kind no agent can take then (none joined, the agent stopped or cut already,\n"
     "one killed 4 times in the last minute: the run restarts a child agent 5 times a minute)\n"
     "is drawn but does not land.\n"
@@ -346,8 +346,10 @@ double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
   return ref > 0 ? std::sqrt(diff / ref) : NAN;
 }
 
+const flag_set flags{{"rate", "kinds", "seconds", "runs", "seed", "set", "log-dir"}, {}, {"set"}};
+
 int run(const std::vector<std::string>& argv) {
-  const args a(argv, {"rate", "kinds", "seconds", "runs", "seed", "set", "log-dir"}, {}, {"set"});
+  const args a(argv, flags);
   if (a.positionals().size() != 1)
     throw input_error("expected one CONFIG (usage: troupe bench chaos CONFIG [--rate R] ...)");
   chaos_options o;
@@ -449,7 +451,7 @@ int run(const std::vector<std::string>& argv) {
 }
 
 const command_registrar reg{
-    {"bench chaos", "faults that keep coming: goodput and exactness", usage, run}};
+    {"bench chaos", "faults that keep coming: goodput and exactness", usage, run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

@@ -261,9 +261,13 @@ std::string runs_text(const std::vector<double>& v) {
   return s;
 }
 
+const flag_set flags{{"processes", "model", "steps", "batch", "runs", "warmup", "threads", "lr",
+                      "data", "script", "python", "timeout", "log-dir", "json"},
+                     {},
+                     {}};
+
 int run(const std::vector<std::string>& argv) {
-  args a(argv, {"processes", "model", "steps", "batch", "runs", "warmup", "threads", "lr", "data",
-                "script", "python", "timeout", "log-dir", "json"});
+  args a(argv, flags);
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   params p;
@@ -395,7 +399,7 @@ int run(const std::vector<std::string>& argv) {
 const command_registrar reg{
     {"bench dp",
      "multi-process data parallel: Troupe's agents beside PyTorch DDP (gloo), samples/s", usage,
-     run}};
+     run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

@@ -303,8 +303,10 @@ int run_processes(long long runs, std::int64_t steps, std::int64_t at,
   return exit_ok;
 }
 
+const flag_set flags{{"runs", "steps", "at", "classes", "log-dir", "sync"}, {"processes"}, {}};
+
 int run(const std::vector<std::string>& argv) {
-  const args a(argv, {"runs", "steps", "at", "classes", "log-dir", "sync"}, {"processes"});
+  const args a(argv, flags);
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto runs = a.get_int("runs", 5);
@@ -345,7 +347,8 @@ int run(const std::vector<std::string>& argv) {
   return exit_ok;
 }
 
-const command_registrar reg{{"bench faults", "time to detect and recover, per fault", usage, run}};
+const command_registrar reg{
+    {"bench faults", "time to detect and recover, per fault", usage, run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

@@ -206,9 +206,13 @@ std::string cell(const figures& f, const std::string& key, const char* fmt) {
   return buf;
 }
 
+const flag_set flags{{"batch", "steps", "slow-steps", "slow-at", "slow-factor", "solo-steps",
+                      "repeats", "tolerance", "scale", "pace", "data", "log-dir", "json"},
+                     {},
+                     {}};
+
 int run(const std::vector<std::string>& argv) {
-  args a(argv, {"batch", "steps", "slow-steps", "slow-at", "slow-factor", "solo-steps", "repeats",
-                "tolerance", "scale", "pace", "data", "log-dir", "json"});
+  args a(argv, flags);
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   params p;
@@ -426,7 +430,7 @@ int run(const std::vector<std::string>& argv) {
 
 const command_registrar reg{{"bench hetero",
                              "one job over sim speeds 1:2:4: even, weighted and adaptive splits",
-                             usage, run}};
+                             usage, run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

@@ -179,9 +179,13 @@ double median_or_nan(const std::vector<double>& v) {
   return v.empty() ? std::nan("") : troupe::median(v);
 }
 
+const flag_set flags{{"runs", "steps", "every", "target", "alpha", "beta", "lr", "batch", "samples",
+                      "model", "hidden"},
+                     {},
+                     {}};
+
 int run(const std::vector<std::string>& argv) {
-  args a(argv, {"runs", "steps", "every", "target", "alpha", "beta", "lr", "batch", "samples",
-                "model", "hidden"});
+  args a(argv, flags);
   params p;
   const auto runs = a.get_int("runs", 3);
   p.steps = a.get_int("steps", p.steps);
@@ -251,8 +255,9 @@ int run(const std::vector<std::string>& argv) {
   return exit_ok;
 }
 
-const command_registrar reg{
-    {"bench priority", "time to a target loss: data priority vs uniform sampling", usage, run}};
+const command_registrar reg{{"bench priority",
+                             "time to a target loss: data priority vs uniform sampling", usage, run,
+                             flags}};
 
 }  // namespace
 }  // namespace troupe::apps

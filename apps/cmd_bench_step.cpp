@@ -184,10 +184,14 @@ nlohmann::json to_json(const shape& s, const measured& m) {
           {"steps", s.steps}, {"phases", phases},     {"min_busy", m.busy}};
 }
 
+const flag_set flags{
+    {"workers", "modes", "batch", "steps", "repeats", "device", "row-us", "params",
+     "params-workers", "params-batch", "params-steps", "ps-shards", "data", "log-dir", "json"},
+    {},
+    {}};
+
 int run(const std::vector<std::string>& argv) {
-  args a(argv, {"workers", "modes", "batch", "steps", "repeats", "device", "row-us", "params",
-                "params-workers", "params-batch", "params-steps", "ps-shards", "data", "log-dir",
-                "json"});
+  args a(argv, flags);
   params p;
   for (const auto& w : split_list(a.get_or("workers", "1,2,3,4,8"))) {
     const auto n = parse_count(w, "workers");
@@ -279,7 +283,7 @@ int run(const std::vector<std::string>& argv) {
 const command_registrar reg{{"bench step",
                              "the synchronous step's phases and fixed cost, over workers and "
                              "parameters",
-                             usage, run}};
+                             usage, run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

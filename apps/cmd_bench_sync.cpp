@@ -100,9 +100,13 @@ std::optional<std::size_t> reached(const run_result& r, double target, std::int6
   return std::nullopt;
 }
 
+const flag_set flags{{"delay-ms", "target-loss", "runs", "periods", "steps", "batch", "workers",
+                      "hidden", "optimizer", "lr", "window", "data", "log-dir", "json"},
+                     {},
+                     {}};
+
 int run(const std::vector<std::string>& argv) {
-  args a(argv, {"delay-ms", "target-loss", "runs", "periods", "steps", "batch", "workers", "hidden",
-                "optimizer", "lr", "window", "data", "log-dir", "json"});
+  args a(argv, flags);
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   params p;
@@ -222,7 +226,7 @@ int run(const std::vector<std::string>& argv) {
 const command_registrar reg{{"bench sync",
                              "local SGD under a slow link: time to a target loss, period 1 vs "
                              "adaptive",
-                             usage, run}};
+                             usage, run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

@@ -136,9 +136,13 @@ compute_rate measure_compute(const models::model& m, std::size_t batch, const tr
   return c;
 }
 
+const flag_set flags{{"model", "device", "threads", "batch", "epochs", "optimizer", "lr", "seed",
+                      "data", "max-steps", "graphs", "layer-split", "json"},
+                     {},
+                     {}};
+
 int run(const std::vector<std::string>& argv) {
-  args a(argv, {"model", "device", "threads", "batch", "epochs", "optimizer", "lr", "seed", "data",
-                "max-steps", "graphs", "layer-split", "json"});
+  args a(argv, flags);
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const std::string model_kind = a.get_or("model", "mlp");
@@ -257,7 +261,7 @@ int run(const std::vector<std::string>& argv) {
 }
 
 const command_registrar reg{
-    {"bench train", "train one model on one device and print samples/s", usage, run}};
+    {"bench train", "train one model on one device and print samples/s", usage, run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

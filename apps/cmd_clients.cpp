@@ -48,8 +48,10 @@ std::string wait_for_end(const api_client& api, const std::string& id) {
   }
 }
 
+const flag_set submit_flags = client_flags({"wait"}, {"set"});
+
 int submit(const std::vector<std::string>& argv) {
-  const args a(argv, client_flags, {"wait"}, {"set"});
+  const args a(argv, submit_flags);
   if (a.positionals().size() != 1)
     throw input_error(
         "expected one FILE.yaml (usage: troupe submit FILE.yaml [--set PATH=VALUE ...] [--wait])");
@@ -87,8 +89,10 @@ int submit(const std::vector<std::string>& argv) {
   return code;
 }
 
+const flag_set status_flags = client_flags({"json"});
+
 int status(const std::vector<std::string>& argv) {
-  const args a(argv, client_flags, {"json"});
+  const args a(argv, status_flags);
   const api_client api(a);
   if (!a.positionals().empty()) {
     const auto j = api.get("/api/v1/jobs/" + job_id(a, "troupe status [JOB] [--json]"));
@@ -125,8 +129,10 @@ int status(const std::vector<std::string>& argv) {
   return exit_ok;
 }
 
+const flag_set logs_flags = client_flags({"follow"});
+
 int logs(const std::vector<std::string>& argv) {
-  const args a(argv, client_flags, {"follow"});
+  const args a(argv, logs_flags);
   const auto id = job_id(a, "troupe logs JOB [--follow]");
   const api_client api(a);
   std::uint64_t offset = 0;
@@ -142,16 +148,20 @@ int logs(const std::vector<std::string>& argv) {
   }
 }
 
+const flag_set cancel_flags = client_flags();
+
 int cancel(const std::vector<std::string>& argv) {
-  const args a(argv, client_flags);
+  const args a(argv, cancel_flags);
   const auto id = job_id(a, "troupe cancel JOB");
   api_client(a).post("/api/v1/jobs/" + id + "/cancel", json::object());
   std::printf("%s: cancelling\n", id.c_str());
   return exit_ok;
 }
 
+const flag_set inject_flags = client_flags();
+
 int inject(const std::vector<std::string>& argv) {
-  const args a(argv, client_flags);
+  const args a(argv, inject_flags);
   if (a.positionals().size() != 2)
     throw input_error("expected a JOB and a SPEC (usage: troupe inject JOB SPEC, e.g. kill:cpu/1)");
   const auto id = job_id(a, "troupe inject JOB SPEC");
@@ -160,8 +170,10 @@ int inject(const std::vector<std::string>& argv) {
   return exit_ok;
 }
 
+const flag_set agents_flags = client_flags({"json"});
+
 int agents(const std::vector<std::string>& argv) {
-  const args a(argv, client_flags, {"json"});
+  const args a(argv, agents_flags);
   const auto j = api_client(a).get("/api/v1/agents");
   if (a.has("json")) {
     std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
@@ -178,8 +190,10 @@ int agents(const std::vector<std::string>& argv) {
   return exit_ok;
 }
 
+const flag_set drain_flags = client_flags();
+
 int drain(const std::vector<std::string>& argv) {
-  const args a(argv, client_flags);
+  const args a(argv, drain_flags);
   if (a.positionals().size() != 1)
     throw input_error(
         "expected one AGENT name (usage: troupe drain AGENT; troupe agents lists them)");
@@ -204,29 +218,34 @@ const command_registrar reg_submit{
                  "  --set PATH=VALUE  override a key of the file (jobs.0.epochs=1); repeatable\n"
                  "  --wait            wait until the jobs end (exit 1 unless all completed)\n") +
          server_help,
-     submit}};
+     submit, submit_flags}};
 const command_registrar reg_status{
     {"status", "the service's jobs (queued in start order), or one job with its history",
-     std::string("usage: troupe status [JOB] [--json] [--server URL]\n\n") + server_help, status}};
+     std::string("usage: troupe status [JOB] [--json] [--server URL]\n\n") + server_help, status,
+     status_flags}};
 const command_registrar reg_logs{
     {"logs", "a job's log; --follow streams it until the job ends",
-     std::string("usage: troupe logs JOB [--follow] [--server URL]\n\n") + server_help, logs}};
+     std::string("usage: troupe logs JOB [--follow] [--server URL]\n\n") + server_help, logs,
+     logs_flags}};
 const command_registrar reg_cancel{
     {"cancel", "cancel a job (a running one at its next step boundary)",
-     std::string("usage: troupe cancel JOB [--server URL]\n\n") + server_help, cancel}};
+     std::string("usage: troupe cancel JOB [--server URL]\n\n") + server_help, cancel,
+     cancel_flags}};
 const command_registrar reg_inject{
     {"inject", "inject a fault into a running job (kill:cpu/1, hang:..., drop:..., partition:...)",
      std::string("usage: troupe inject JOB SPEC [--server URL]\n\n"
-                 "SPEC is the --inject grammar of troupe run; without @STEP it fires at the next "
+                 "SPEC is the grammar of troupe run --inject; without @STEP it fires at the next "
                  "step.\n") +
          server_help,
-     inject}};
+     inject, inject_flags}};
 const command_registrar reg_drain{
     {"drain", "drain an agent: its work moves to the other agents, then it exits 0",
-     std::string("usage: troupe drain AGENT [--server URL]\n\n") + server_help, drain}};
+     std::string("usage: troupe drain AGENT [--server URL]\n\n") + server_help, drain,
+     drain_flags}};
 const command_registrar reg_agents{
     {"agents", "the agents that joined the service: group, devices, health",
-     std::string("usage: troupe agents [--json] [--server URL]\n\n") + server_help, agents}};
+     std::string("usage: troupe agents [--json] [--server URL]\n\n") + server_help, agents,
+     agents_flags}};
 
 }  // namespace
 }  // namespace troupe::apps

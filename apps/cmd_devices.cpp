@@ -9,8 +9,10 @@
 namespace troupe::apps {
 namespace {
 
+const flag_set flags{{}, {}, {}};
+
 int run(const std::vector<std::string>& argv) {
-  args a(argv, {});
+  args a(argv, flags);
   std::printf("cpu   %u hardware threads (device kind cpu; sim wraps it)\n",
               std::thread::hardware_concurrency());
   if (devices::cuda_compiled())
@@ -21,7 +23,7 @@ int run(const std::vector<std::string>& argv) {
 }
 
 const command_registrar reg{
-    {"devices", "list the devices this machine offers", "usage: troupe devices", run}};
+    {"devices", "list the devices this machine offers", "usage: troupe devices", run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

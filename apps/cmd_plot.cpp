@@ -34,12 +34,14 @@ void replace_once(std::string& page, const std::string& what, const std::string&
   page.replace(at, what.size(), with);
 }
 
+const flag_set flags{{"out"}, {}, {}};
+
 int run(const std::vector<std::string>& argv) {
   // -o DIR, as plotting tools spell it, is --out DIR.
   auto words = argv;
   for (auto& w : words)
     if (w == "-o") w = "--out";
-  const args a(words, {"out"});
+  const args a(words, flags);
   if (a.positionals().size() != 1 || !a.has("out"))
     throw input_error("expected a REPORT.json and -o DIR (usage: troupe plot REPORT.json -o DIR)");
   const auto& path = a.positionals()[0];
@@ -79,7 +81,7 @@ const command_registrar reg{
      "faults and recoveries and the events (the report's series and events), with Chart.js\n"
      "inside, so that it opens from disk. REPORT.json: troupe run --report FILE.\n\n"
      "exit: 0 written, 2 not a readable report",
-     run}};
+     run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

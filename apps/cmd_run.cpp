@@ -145,11 +145,13 @@ void add_faults(config::run_config& cfg, const std::vector<std::string>& specs,
   for (auto& j : cfg.jobs) j.fault_soak = n;
 }
 
+const flag_set flags{{"report", "log-dir", "resume", "fault-soak", "listen", "wait-agents",
+                      "agent-wait", "token", "http", "log-format", "state"},
+                     {"quiet", "insecure"},
+                     {"set", "inject"}};
+
 int run(const std::vector<std::string>& argv) {
-  args a(argv,
-         {"report", "log-dir", "resume", "fault-soak", "listen", "wait-agents", "agent-wait",
-          "token", "http", "log-format", "state"},
-         {"quiet", "insecure"}, {"set", "inject"});
+  args a(argv, flags);
   if (a.positionals().size() != 1)
     throw input_error(
         "expected one CONFIG file (usage: troupe run CONFIG [--set PATH=VALUE ...] "
@@ -299,7 +301,7 @@ const command_registrar reg{
      "      where it writes (nothing trained), or a job refused at its start for its data or\n"
      "      model (other jobs may have trained), 128 + the signal after SIGTERM or SIGINT\n"
      "      (the jobs stopped at a step boundary, the report written)",
-     run}};
+     run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

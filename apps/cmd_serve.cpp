@@ -26,14 +26,17 @@
 namespace troupe::apps {
 namespace {
 
+const flag_set flags{{"cluster", "listen", "http", "state", "token", "stop-seconds", "log-format"},
+                     {"insecure", "reset"},
+                     {}};
+
 int run(const std::vector<std::string>& argv) {
   // A long-running service: at most two malloc arenas. glibc gives threads arenas of their own
   // and keeps what they free there; jobs load and free their data on whichever threads ran
   // them, and serve grew to about 950 MB after 20 small Fashion-MNIST jobs. With two arenas and
   // the free pages handed back at each job's end (job_service), it stays near 100 MB.
   ::mallopt(M_ARENA_MAX, 2);
-  const args a(argv, {"cluster", "listen", "http", "state", "token", "stop-seconds", "log-format"},
-               {"insecure", "reset"});
+  const args a(argv, flags);
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto env = process_env();
@@ -123,10 +126,10 @@ const command_registrar reg{
      "  --reset          start although the job database is missing or empty while the state\n"
      "                   directory holds earlier jobs' logs or checkpoints; new jobs are numbered\n"
      "                   after them\n\n"
-     "Clients: troupe submit, status, logs, cancel, inject, agents (they find the service by\n"
-     "--server URL or TROUPE_SERVER; default https://127.0.0.1:7080).\n\n"
+     "Clients: troupe submit, status, logs, cancel, inject, agents. Each finds the service\n"
+     "as `troupe status --server URL` does (or TROUPE_SERVER; default https://127.0.0.1:7080).\n\n"
      "exit: 0 stopped by SIGTERM or SIGINT, 2 bad flags, cluster or state",
-     run}};
+     run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

@@ -10,8 +10,10 @@
 namespace troupe::apps {
 namespace {
 
+const flag_set flags{{"state"}, {"rotate"}, {}};
+
 int run(const std::vector<std::string>& argv) {
-  const args a(argv, {"state"}, {"rotate"});
+  const args a(argv, flags);
   if (!a.positionals().empty())
     throw input_error("unexpected argument '" + a.positionals()[0] + "'");
   const auto dir = default_state_dir(a.get_or("state", ""));
@@ -33,7 +35,7 @@ const command_registrar reg{
      "A state directory without credentials gets them (CA and token), as at a control\n"
      "process's first start: they can be made ahead, e.g. for a Kubernetes Secret.\n\n"
      "exit: 0 printed, 2 a state directory whose files are unsafe or unreadable",
-     run}};
+     run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

@@ -14,8 +14,10 @@ const char* build_commit();  // generated at build time (cmake/build_info.cmake)
 
 namespace {
 
+const flag_set flags{{}, {}, {}};
+
 int run(const std::vector<std::string>& argv) {
-  args a(argv, {}, {}, {});
+  args a(argv, flags);
   if (!a.positionals().empty()) throw input_error("takes no arguments (usage: troupe version)");
   std::printf("troupe %s (commit %s)\n", TROUPE_VERSION, build_commit());
 #ifdef TROUPE_HAVE_CUDA
@@ -32,7 +34,7 @@ const command_registrar reg{
      "usage: troupe version   (or troupe --version)\n\n"
      "Prints `troupe VERSION (commit COMMIT)`, then one line per optional feature. Agents must\n"
      "run the same version as the control process they join.",
-     run}};
+     run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/args.hpp"
+
 namespace troupe::apps {
 
 // Exit codes, shared by every subcommand.
@@ -17,6 +19,7 @@ struct command {
   std::string summary;  // one line for `troupe --help`
   std::string usage;    // full help for `troupe NAME --help`
   std::function<int(const std::vector<std::string>& args)> run;
+  flag_set flags;  // what `run` parses: every flag its usage names, and no other
 };
 
 std::vector<command>& command_table();
