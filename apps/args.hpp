@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -16,6 +17,13 @@ namespace troupe::apps {
 // parser accepts exactly these, and `troupe commands --json` lists them, against which a test
 // checks each command's --help and every `troupe ...` line of the docs.
 struct flag_set {
+  // A constructor rather than an aggregate: most commands leave the later sets empty.
+  flag_set(std::set<std::string> v = {}, std::set<std::string> b = {}, std::set<std::string> r = {},
+           std::set<std::string> i = {})
+      : values(std::move(v)),
+        booleans(std::move(b)),
+        repeatable(std::move(r)),
+        internal(std::move(i)) {}
   std::set<std::string> values;      // --name VALUE
   std::set<std::string> booleans;    // --name
   std::set<std::string> repeatable;  // --name VALUE, any number of times
