@@ -26,13 +26,6 @@ fs::path write(const std::string& name, const std::string& text) {
   return p;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Two child agents and a device in this process; about 10 s of steps (the agents' devices take
 // a fixed 0.5 ms a sample), so that the faults land while the job runs.
 const char* config =
@@ -58,7 +51,7 @@ const char* config =
 // `troupe bench chaos ARGS`, which must exit 0: its output from the first run's row on.
 std::istringstream first_row(const std::string& args, int timeout_s) {
   const auto o = run_troupe_in(scratch(), "bench chaos " + args, timeout_s);
-  const auto out = slurp(scratch() / "stdout.txt");
+  const auto out = read_file(scratch() / "stdout.txt");
   CAPTURE(out);
   CAPTURE(o.err);
   REQUIRE(o.code == 0);
@@ -91,7 +84,7 @@ TEST_CASE("troupe bench chaos: bad input exits 2 naming the flag or the file; no
     CAPTURE(o.err);
     CHECK(o.code == 2);
     CHECK(o.err.find(c.says) != std::string::npos);
-    CHECK(slurp(scratch() / "stdout.txt").find("median goodput") == std::string::npos);
+    CHECK(read_file(scratch() / "stdout.txt").find("median goodput") == std::string::npos);
   }
   // No separate group: nothing to fault.
   auto none = std::string(config);

@@ -16,6 +16,14 @@
 namespace troupe::testing {
 
 // The test executables and `troupe` are built into the same directory.
+// A file's whole content ("" when it cannot be read: the caller's checks say what was missing).
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 inline std::filesystem::path troupe_binary() {
   return std::filesystem::read_symlink("/proc/self/exe").parent_path() / "troupe";
 }

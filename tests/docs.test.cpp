@@ -247,12 +247,6 @@ struct block_result {
   std::string output;
 };
 
-std::string read_file(const fs::path& p) {
-  std::stringstream ss;
-  ss << std::ifstream(p).rdbuf();
-  return ss.str();
-}
-
 std::string last_lines(const std::string& text, int count) {
   size_t at = text.size();
   if (at > 0 && text[at - 1] == '\n') --at;

@@ -81,13 +81,6 @@ std::vector<flag_use> flag_uses(const std::string& text, const std::set<std::str
   return out;
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Lines continued with a trailing backslash joined, as the shell reads them.
 std::string joined_lines(std::string text) {
   for (auto at = text.find("\\\n"); at != std::string::npos; at = text.find("\\\n", at))
@@ -162,7 +155,7 @@ TEST_CASE("every `troupe COMMAND --flag` in the docs is a flag of that command")
     }
   int checked = 0;
   for (const auto& f : files) {
-    for (const auto& u : flag_uses(joined_lines(read_text(f)), commands, "")) {
+    for (const auto& u : flag_uses(joined_lines(read_file(f)), commands, "")) {
       ++checked;
       const auto& d = decl.at(u.command);
       CHECK_MESSAGE((d.flags.count(u.flag) || global_flags.count(u.flag)),

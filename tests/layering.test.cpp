@@ -20,16 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/binary_support.hpp"
+
 namespace fs = std::filesystem;
+using troupe::testing::read_file;
 
 namespace {
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> words(const std::string& text) {
   std::vector<std::string> out;
@@ -75,7 +71,7 @@ std::map<std::string, std::set<std::string>> room_layers(const fs::path& actors)
   std::map<std::string, std::set<std::string>> allowed;
   const auto read_room = [&](const std::string& room, const fs::path& readme) {
     std::set<std::string> rooms{room};
-    std::istringstream in(read_text(readme));
+    std::istringstream in(read_file(readme));
     bool declared = false;
     for (std::string line; std::getline(in, line);) {
       if (line.rfind("May include:", 0) != 0) continue;
@@ -168,7 +164,7 @@ TEST_CASE("components parsed from CMake: the closure of their troupe_* dependenc
 }
 
 TEST_CASE("the tree: every include flows down, between folders and between actors' rooms") {
-  auto components = component_layers(read_text("CMakeLists.txt"));
+  auto components = component_layers(read_file("CMakeLists.txt"));
   REQUIRE(components.count("actors"));
   REQUIRE(components.count("core"));
   // apps/ is the `troupe` command, not a component: it may include every component.
@@ -187,7 +183,7 @@ TEST_CASE("the tree: every include flows down, between folders and between actor
       if (ext != ".cpp" && ext != ".hpp" && ext != ".cu" && ext != ".cuh") continue;
       const auto rel = e.path().lexically_normal().generic_string();
       if (rel.find("/fuzz/") != std::string::npos) continue;
-      sources.push_back({rel, read_text(e.path())});
+      sources.push_back({rel, read_file(e.path())});
     }
   }
   // Not vacuous: the tree's sources were found.

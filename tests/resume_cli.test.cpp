@@ -27,6 +27,7 @@
 #include "tests/process_support.hpp"
 
 namespace fs = std::filesystem;
+using troupe::testing::read_file;
 using troupe::testing::troupe_binary;
 
 namespace {
@@ -67,17 +68,10 @@ std::string config(const fs::path& ckpt, const std::string& job = "killme",
          ", every_steps: " + std::to_string(every_steps) + "}\n";
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The last "step K/T" line of a job log: the steps the job had completed (the hub flushes
 // every line, so a kill -9 loses none of them).
 long long last_logged_step(const fs::path& log) {
-  const std::string text = slurp(log);
+  const std::string text = read_file(log);
   static const std::regex step_line(R"(\] step (\d+)/\d+ )");
   long long last = -1;
   for (std::sregex_iterator it(text.begin(), text.end(), step_line), end; it != end; ++it)
@@ -183,7 +177,7 @@ void kill_then_resume(const kill_case& k) {
     } else {
       CHECK(*code == 128 + k.signal);
       CHECK(output().find("finishing the step in flight") != std::string::npos);
-      CHECK(slurp(logs / (k.job + ".log")).find("interrupted at step") != std::string::npos);
+      CHECK(read_file(logs / (k.job + ".log")).find("interrupted at step") != std::string::npos);
     }
   }
 
@@ -220,7 +214,7 @@ void kill_then_resume(const kill_case& k) {
                           " --log-dir " + logs_s + " --quiet --report " + report.string() + " > " +
                           (dir / "second.out").string() + " 2>&1";
   const int status = std::system(cmd.c_str());
-  INFO("resumed run output: " << slurp(dir / "second.out"));
+  INFO("resumed run output: " << read_file(dir / "second.out"));
   REQUIRE(WIFEXITED(status));
   REQUIRE(WEXITSTATUS(status) == 0);
   nlohmann::json j;
@@ -236,7 +230,7 @@ void kill_then_resume(const kill_case& k) {
   CHECK(resumed >= killed_step - every_steps);
   CHECK(resumed <= killed_step);
   if (k.signal != SIGKILL) CHECK(resumed == killed_step);  // its last boundary's checkpoint
-  CHECK(slurp(dir / "second.out").find("resumed from step " + std::to_string(resumed)) !=
+  CHECK(read_file(dir / "second.out").find("resumed from step " + std::to_string(resumed)) !=
         std::string::npos);
   if (!k.exact) return;
   // The same config from the start, uninterrupted (its own checkpoint directory).
@@ -301,6 +295,6 @@ TEST_CASE("--resume of a directory that does not exist exits 2 naming the flag")
   const int status = std::system(cmd.c_str());
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 2);
-  CHECK(slurp(dir / "nores.out").find("--resume") != std::string::npos);
+  CHECK(read_file(dir / "nores.out").find("--resume") != std::string::npos);
   fs::remove_all(dir);
 }

@@ -32,13 +32,6 @@ namespace {
 
 const std::filesystem::path scratch = scratch_dir("troupe-security");
 
-std::string read_all(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string first_line(const std::filesystem::path& p) {
   std::ifstream in(p);
   std::string line;
@@ -163,10 +156,10 @@ TEST_CASE(
   CHECK(right.wait_for_exit(30) == 0);
   CHECK(run.out().find("joined: agent r ") != std::string::npos);
   // The token is in none of what Troupe wrote.
-  std::string everything = read_all(report) + run.out() + run.err() + wrong.err() + misled.err() +
+  std::string everything = read_file(report) + run.out() + run.err() + wrong.err() + misled.err() +
                            right.err() + right.out();
   for (const auto& f : std::filesystem::recursive_directory_iterator(scratch / "a-logs"))
-    if (f.is_regular_file()) everything += read_all(f.path());
+    if (f.is_regular_file()) everything += read_file(f.path());
   CHECK(everything.find(token) == std::string::npos);
   CHECK(everything.find(other_token) == std::string::npos);
 }
@@ -248,7 +241,7 @@ TEST_CASE(
   CHECK(run.wait_for_exit(240) == 0);
   CHECK(agent.wait_for_exit(30) == 0);
   // The job trained on undisturbed: every step, no failure, no restart, no move.
-  const auto rep = json::parse(read_all(report));
+  const auto rep = json::parse(read_file(report));
   const auto& job = rep.at("jobs").at(0);
   CHECK(job.at("status") == "completed");
   CHECK(job.at("steps") == steps);
