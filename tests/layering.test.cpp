@@ -51,14 +51,14 @@ std::map<std::string, std::set<std::string>> component_layers(const std::string&
   std::map<std::string, std::set<std::string>> allowed;
   for (const auto& [target, dir] : dir_of) {
     std::set<std::string> seen{dir};
-    std::vector<std::string> todo{dir};
-    while (!todo.empty()) {
-      const auto d = todo.back();
-      todo.pop_back();
+    std::vector<std::string> pending{dir};
+    while (!pending.empty()) {
+      const auto d = pending.back();
+      pending.pop_back();
       for (const auto& dep : deps_of[d]) {
         const auto found = dir_of.find(dep);
         if (found != dir_of.end() && seen.insert(found->second).second)
-          todo.push_back(found->second);
+          pending.push_back(found->second);
       }
     }
     allowed[dir] = seen;

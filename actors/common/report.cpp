@@ -36,7 +36,7 @@ nlohmann::json scaled(const nlohmann::json& v, double factor) {
   return out;
 }
 
-// Adds the `_s` name beside every deprecated time key in `j` and below (idempotent).
+// Adds the `_s` name beside every deprecated time key in `j` and below.
 void add_seconds_keys(nlohmann::json& j) {
   if (j.is_array()) {
     for (auto& x : j) add_seconds_keys(x);
@@ -72,7 +72,11 @@ std::string hex64(std::uint64_t x) {
   return buf;
 }
 
-nlohmann::json to_json(const job_series& series) {
+namespace {
+
+// The builders below make the JSON without the `_s` twins; each public to_json adds them once
+// over the whole tree it returns (a job's series and events are inside the job's).
+nlohmann::json series_json(const job_series& series) {
   nlohmann::json points = nlohmann::json::array();
   for (const auto& p : series.points)
     points.push_back({{"t", p.t},
@@ -83,23 +87,23 @@ nlohmann::json to_json(const job_series& series) {
                       {"busy", p.busy},
                       {"sync_period", p.sync_period},
                       {"share", p.share}});
-  return with_seconds_keys({{"groups", series.groups},
-                            {"workers", series.workers},
-                            {"every", series.every},
-                            {"points", points}});
+  return {{"groups", series.groups},
+          {"workers", series.workers},
+          {"every", series.every},
+          {"points", points}};
 }
 
-nlohmann::json to_json(const std::vector<job_event>& events) {
+nlohmann::json events_json(const std::vector<job_event>& events) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& e : events) {
     nlohmann::json ev = {{"t", e.t}, {"step", e.step}, {"kind", e.kind}, {"detail", e.detail}};
     if (e.ms) ev["ms"] = *e.ms;
     out.push_back(std::move(ev));
   }
-  return with_seconds_keys(std::move(out));
+  return out;
 }
 
-nlohmann::json to_json(const job_report& j) {
+nlohmann::json job_json(const job_report& j) {
   nlohmann::json workers = nlohmann::json::array();
   for (const auto& w : j.workers) {
     workers.push_back({{"name", w.name},
@@ -181,8 +185,8 @@ nlohmann::json to_json(const job_report& j) {
     for (const auto& [name, us] : j.step_phases_us) phases[name + "_us"] = us;
     out["step_phases"] = phases;
   }
-  out["series"] = to_json(j.series);
-  out["events"] = to_json(j.events);
+  out["series"] = series_json(j.series);
+  out["events"] = events_json(j.events);
   if (j.sync.process_ring) {
     const auto& g = *j.sync.process_ring;
     out["sync"]["process_ring"] = {{"ranks", g.ranks},           {"transport", g.transport},
@@ -206,12 +210,26 @@ nlohmann::json to_json(const job_report& j) {
     out["share"] = *j.share;
     out["share_changes"] = j.share_changes;
   }
-  return with_seconds_keys(std::move(out));
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const job_series& series) {
+  return with_seconds_keys(series_json(series));
+}
+
+nlohmann::json to_json(const std::vector<job_event>& events) {
+  return with_seconds_keys(events_json(events));
+}
+
+nlohmann::json to_json(const job_report& j) {
+  return with_seconds_keys(job_json(j));
 }
 
 nlohmann::json to_json(const run_report& r) {
   nlohmann::json jobs = nlohmann::json::array();
-  for (const auto& j : r.jobs) jobs.push_back(to_json(j));
+  for (const auto& j : r.jobs) jobs.push_back(job_json(j));
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : r.cluster.groups) {
     nlohmann::json one = {{"name", g.name},
