@@ -153,10 +153,10 @@ const flag_set flags{{"report", "log-dir", "resume", "fault-soak", "listen", "wa
 int run(const std::vector<std::string>& argv) {
   args a(argv, flags);
   if (a.positionals().size() != 1)
+    // The flags are named once, in the help: a second list here had already fallen behind it.
     throw input_error(
-        "expected one CONFIG file (usage: troupe run CONFIG [--set PATH=VALUE ...] "
-        "[--report FILE.json] [--log-dir DIR] [--resume DIR] [--inject SPEC ...] "
-        "[--fault-soak N] [--quiet])");
+        "expected one CONFIG file (usage: troupe run CONFIG [FLAGS...]; see "
+        "troupe run --help)");
   // Bad input fails here, before any actor starts: exit 2 through main's input_error handler.
   auto cfg = config::load_config(a.positionals()[0], a.all("set"));
   for (const auto& note : cfg.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
