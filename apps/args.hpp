@@ -1,6 +1,7 @@
 #pragma once
 // Small flag parser for subcommands: --name value, --name=value, boolean --flag, positionals.
 // Unknown flags are an input_error naming the flag.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -56,6 +57,10 @@ class args {
     throw input_error("--" + flag + " must be " + names_listed<E>() + ", got '" + *text + "'");
   }
   const std::vector<std::string>& positionals() const { return positionals_; }
+  // For a command that takes flags only: throws input_error naming the first positional.
+  void no_positionals() const {
+    if (!positionals_.empty()) throw input_error("unexpected argument '" + positionals_[0] + "'");
+  }
 
  private:
   std::map<std::string, std::vector<std::string>> values_;

@@ -26,6 +26,7 @@
 #include "apps/args.hpp"
 #include "apps/bench_run.hpp"
 #include "apps/command.hpp"
+#include "apps/json_output.hpp"
 #include "core/error.hpp"
 #include "core/median.hpp"
 
@@ -268,8 +269,8 @@ const flag_set flags{{"processes", "model", "steps", "batch", "runs", "warmup", 
 
 int run(const std::vector<std::string>& argv) {
   args a(argv, flags);
-  if (!a.positionals().empty())
-    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  json_output json(a.get("json"));
+  a.no_positionals();
   params p;
   p.processes = parse_processes(a.get_or("processes", "1,2,4"));
   const std::string model = a.get_or("model", "mlp");
@@ -311,8 +312,10 @@ int run(const std::vector<std::string>& argv) {
     for (const auto procs : p.processes) {
       const auto t = run_troupe(p, procs, self);
       troupe_sps[procs].push_back(t.samples_per_second);
-      std::fprintf(stderr, "run %lld/%lld, %lld processes: troupe %.0f samples/s", rep + 1, runs,
-                   static_cast<long long>(procs), t.samples_per_second);
+      char line[160];
+      std::snprintf(line, sizeof line, "run %lld/%lld, %lld processes: troupe %.0f samples/s",
+                    rep + 1, runs, static_cast<long long>(procs), t.samples_per_second);
+      std::string progress = line;
       if (ddp.unavailable.empty()) {
         const auto d = run_ddp(p, ddp, procs);
         if (d.samples_per_second) {
@@ -378,20 +381,16 @@ int run(const std::vector<std::string>& argv) {
     if (!errors.empty())
       std::printf("DDP with %lld processes failed %zu of %lld runs; last: %s\n",
                   static_cast<long long>(procs), errors.size(), runs, errors.back().c_str());
-  if (auto path = a.get("json")) {
-    std::ofstream out(*path);
-    if (!out) throw input_error("cannot write --json file '" + *path + "'");
-    out << nlohmann::json{{"model", model_name(p.model)},
-                          {"batch_per_process", p.batch},
-                          {"steps", p.steps},
-                          {"warmup_steps", p.warmup},
-                          {"threads", p.threads},
-                          {"runs", runs},
-                          {"ddp", ddp.unavailable.empty() ? nlohmann::json("gloo")
-                                                          : nlohmann::json(ddp.unavailable)},
-                          {"rows", rows}}
-               .dump(1)
-        << '\n';
+  if (json.wanted()) {
+    json.write({{"model", model_name(p.model)},
+                {"batch_per_process", p.batch},
+                {"steps", p.steps},
+                {"warmup_steps", p.warmup},
+                {"threads", p.threads},
+                {"runs", runs},
+                {"ddp", ddp.unavailable.empty() ? nlohmann::json("gloo")
+                                                : nlohmann::json(ddp.unavailable)},
+                {"rows", rows}});
   }
   return exit_ok;
 }

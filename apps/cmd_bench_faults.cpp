@@ -307,8 +307,7 @@ const flag_set flags{{"runs", "steps", "at", "classes", "log-dir", "sync"}, {"pr
 
 int run(const std::vector<std::string>& argv) {
   const args a(argv, flags);
-  if (!a.positionals().empty())
-    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  a.no_positionals();
   const auto runs = a.get_int("runs", 5);
   const auto steps = a.get_int("steps", 120);
   const auto at = a.get_int("at", 50);

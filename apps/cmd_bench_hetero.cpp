@@ -24,6 +24,7 @@
 #include "apps/args.hpp"
 #include "apps/bench_run.hpp"
 #include "apps/command.hpp"
+#include "apps/json_output.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
 #include "core/median.hpp"
@@ -213,8 +214,8 @@ const flag_set flags{{"batch", "steps", "slow-steps", "slow-at", "slow-factor", 
 
 int run(const std::vector<std::string>& argv) {
   args a(argv, flags);
-  if (!a.positionals().empty())
-    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  json_output json(a.get("json"));
+  a.no_positionals();
   params p;
   p.batch = a.get_int("batch", 1024);
   p.steps = a.get_int("steps", 40);
@@ -411,19 +412,15 @@ int run(const std::vector<std::string>& argv) {
                 cell(f, "balance_reconverged", "%.3f").c_str(), reconv.c_str(), idle.c_str(),
                 cell(f, "rebalances", "%.0f").c_str());
   }
-  if (auto path = a.get("json")) {
+  if (json.wanted()) {
     nlohmann::json medians;
     for (const auto& [scenario, f] : table)
       for (const auto& [key, values] : f) medians[scenario][key] = median(values);
-    std::ofstream out(*path);
-    if (!out) throw input_error("cannot write --json file '" + *path + "'");
-    out << nlohmann::json{{"pace", name_of(pace)},
-                          {"row_seconds", p.row_seconds},
-                          {"scale", p.scale},
-                          {"medians", medians},
-                          {"runs", raw}}
-               .dump(1)
-        << '\n';
+    json.write({{"pace", name_of(pace)},
+                {"row_seconds", p.row_seconds},
+                {"scale", p.scale},
+                {"medians", medians},
+                {"runs", raw}});
   }
   return exit_ok;
 }

@@ -26,12 +26,15 @@
 #include "apps/args.hpp"
 #include "apps/bench_run.hpp"
 #include "apps/command.hpp"
+#include "apps/json_output.hpp"
 #include "core/error.hpp"
 #include "core/median.hpp"
+#include "core/number_text.hpp"
 
 namespace troupe::apps {
 namespace {
 
+const char* summary = "the synchronous step's phases and fixed cost, over workers and parameters";
 const char* usage =
     "usage: troupe bench step [--workers 1,2,3,4,8] [--modes ps,allreduce] [--batch 256]\n"
     "                         [--steps 100] [--repeats 3] [--device sim|cpu] [--row-us 80]\n"
@@ -74,13 +77,7 @@ struct shape {
 
 // "10k", "1m", "2500": a decimal count (parameters are counted, not sized in bytes).
 long long parse_count(const std::string& text, const std::string& flag) {
-  std::size_t end = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &end);
-  } catch (const std::exception&) {
-    end = 0;
-  }
+  const auto [v, end] = read_leading_number(text);
   const std::string unit = text.substr(end);
   const double scale = unit.empty() ? 1 : unit == "k" ? 1e3 : unit == "m" ? 1e6 : -1;
   if (end == 0 || scale < 0 || v < 0)
@@ -192,6 +189,7 @@ const flag_set flags{
 
 int run(const std::vector<std::string>& argv) {
   args a(argv, flags);
+  json_output json(a.get("json"));
   params p;
   for (const auto& w : split_list(a.get_or("workers", "1,2,3,4,8"))) {
     const auto n = parse_count(w, "workers");
@@ -272,18 +270,11 @@ int run(const std::vector<std::string>& argv) {
     }
     std::printf("\n");
   }
-  if (auto path = a.get("json")) {
-    std::ofstream out(*path);
-    if (!out) throw input_error("cannot write --json file '" + *path + "'");
-    out << js.dump(1) << '\n';
-  }
+  json.write(js);
   return exit_ok;
 }
 
-const command_registrar reg{{"bench step",
-                             "the synchronous step's phases and fixed cost, over workers and "
-                             "parameters",
-                             usage, run, flags}};
+const command_registrar reg{{"bench step", summary, usage, run, flags}};
 
 }  // namespace
 }  // namespace troupe::apps

@@ -22,6 +22,7 @@
 #include "apps/args.hpp"
 #include "apps/bench_run.hpp"
 #include "apps/command.hpp"
+#include "apps/json_output.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
 #include "core/median.hpp"
@@ -107,8 +108,8 @@ const flag_set flags{{"delay-ms", "target-loss", "runs", "periods", "steps", "ba
 
 int run(const std::vector<std::string>& argv) {
   args a(argv, flags);
-  if (!a.positionals().empty())
-    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  json_output json(a.get("json"));
+  a.no_positionals();
   params p;
   p.delay_ms = a.get_double("delay-ms", 20);
   p.steps = a.get_int("steps", 300);
@@ -213,13 +214,7 @@ int run(const std::vector<std::string>& argv) {
       std::printf("factor, period 1 / period %s: - (not every run reached the target)\n",
                   period.c_str());
   }
-  if (auto path = a.get("json")) {
-    std::ofstream out(*path);
-    if (!out) throw input_error("cannot write --json file '" + *path + "'");
-    out << nlohmann::json{{"target_loss", *target}, {"delay_ms", p.delay_ms}, {"periods", js}}.dump(
-               1)
-        << '\n';
-  }
+  json.write({{"target_loss", *target}, {"delay_ms", p.delay_ms}, {"periods", js}});
   return exit_ok;
 }
 

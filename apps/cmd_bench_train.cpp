@@ -11,6 +11,7 @@
 #include "apps/args.hpp"
 #include "apps/bench_train.hpp"
 #include "apps/command.hpp"
+#include "apps/json_output.hpp"
 #include "apps/sgemm_roofline.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -143,8 +144,8 @@ const flag_set flags{{"model", "device", "threads", "batch", "epochs", "optimize
 
 int run(const std::vector<std::string>& argv) {
   args a(argv, flags);
-  if (!a.positionals().empty())
-    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  json_output json(a.get("json"));
+  a.no_positionals();
   const std::string model_kind = a.get_or("model", "mlp");
   const auto threads = a.get_int("threads", 1);
   const auto batch = a.get_int("batch", 64);
@@ -234,7 +235,7 @@ int run(const std::vector<std::string>& argv) {
   if (compute.sgemm_gflops > 0.0)
     std::printf("compute: %.1f GFLOP/s achieved, sgemm %.1f GFLOP/s at the same shapes (%.2fx)\n",
                 compute.gflops, compute.sgemm_gflops, compute.ratio());
-  if (auto path = a.get("json")) {
+  if (json.wanted()) {
     nlohmann::json j = {{"samples_per_second", sps},
                         {"test_accuracy", acc},
                         {"test_loss", test_loss},
@@ -253,9 +254,7 @@ int run(const std::vector<std::string>& argv) {
       j["sgemm_gflops"] = compute.sgemm_gflops;
       j["roofline_ratio"] = compute.ratio();
     }
-    std::ofstream out(*path);
-    if (!out) throw input_error("cannot write --json file '" + *path + "'");
-    out << j.dump(2) << '\n';
+    json.write(j, 2);
   }
   return exit_ok;
 }

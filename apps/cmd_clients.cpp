@@ -212,40 +212,43 @@ const char* server_help =
     "exit: 0 done, 2 refused by the service (bad file, unknown job), 1 the service is\n"
     "unreachable or failed";
 
-const command_registrar reg_submit{
+// The client commands: each one's own usage lines, then the flags every client shares.
+struct client_command {
+  const char* name;
+  const char* summary;
+  const char* usage;
+  int (*run)(const std::vector<std::string>&);
+  const flag_set* flags;
+};
+
+const client_command clients[] = {
     {"submit", "submit a jobs-only YAML file to a running troupe serve; prints the job ids",
-     std::string("usage: troupe submit FILE.yaml [--set PATH=VALUE ...] [--wait] [--server URL]\n\n"
-                 "  --set PATH=VALUE  override a key of the file (jobs.0.epochs=1); repeatable\n"
-                 "  --wait            wait until the jobs end (exit 1 unless all completed)\n") +
-         server_help,
-     submit, submit_flags}};
-const command_registrar reg_status{
+     "usage: troupe submit FILE.yaml [--set PATH=VALUE ...] [--wait] [--server URL]\n\n"
+     "  --set PATH=VALUE  override a key of the file (jobs.0.epochs=1); repeatable\n"
+     "  --wait            wait until the jobs end (exit 1 unless all completed)\n",
+     submit, &submit_flags},
     {"status", "the service's jobs (queued in start order), or one job with its history",
-     std::string("usage: troupe status [JOB] [--json] [--server URL]\n\n") + server_help, status,
-     status_flags}};
-const command_registrar reg_logs{
+     "usage: troupe status [JOB] [--json] [--server URL]\n", status, &status_flags},
     {"logs", "a job's log; --follow streams it until the job ends",
-     std::string("usage: troupe logs JOB [--follow] [--server URL]\n\n") + server_help, logs,
-     logs_flags}};
-const command_registrar reg_cancel{
+     "usage: troupe logs JOB [--follow] [--server URL]\n", logs, &logs_flags},
     {"cancel", "cancel a job (a running one at its next step boundary)",
-     std::string("usage: troupe cancel JOB [--server URL]\n\n") + server_help, cancel,
-     cancel_flags}};
-const command_registrar reg_inject{
+     "usage: troupe cancel JOB [--server URL]\n", cancel, &cancel_flags},
     {"inject", "inject a fault into a running job (kill:cpu/1, hang:..., drop:..., partition:...)",
-     std::string("usage: troupe inject JOB SPEC [--server URL]\n\n"
-                 "SPEC is the grammar of troupe run --inject; without @STEP it fires at the next "
-                 "step.\n") +
-         server_help,
-     inject, inject_flags}};
-const command_registrar reg_drain{
+     "usage: troupe inject JOB SPEC [--server URL]\n\n"
+     "SPEC is the grammar of troupe run --inject; without @STEP it fires at the next step.\n",
+     inject, &inject_flags},
     {"drain", "drain an agent: its work moves to the other agents, then it exits 0",
-     std::string("usage: troupe drain AGENT [--server URL]\n\n") + server_help, drain,
-     drain_flags}};
-const command_registrar reg_agents{
+     "usage: troupe drain AGENT [--server URL]\n", drain, &drain_flags},
     {"agents", "the agents that joined the service: group, devices, health",
-     std::string("usage: troupe agents [--json] [--server URL]\n\n") + server_help, agents,
-     agents_flags}};
+     "usage: troupe agents [--json] [--server URL]\n", agents, &agents_flags},
+};
+
+const bool registered = [] {
+  for (const auto& c : clients)
+    command_registrar{
+        {c.name, c.summary, std::string(c.usage) + "\n" + server_help, c.run, *c.flags}};
+  return true;
+}();
 
 }  // namespace
 }  // namespace troupe::apps

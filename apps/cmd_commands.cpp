@@ -17,8 +17,7 @@ const flag_set flags{{}, {"json"}, {}};
 
 int run(const std::vector<std::string>& argv) {
   const args a(argv, flags);
-  if (!a.positionals().empty())
-    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  a.no_positionals();
   auto table = command_table();
   std::sort(table.begin(), table.end(),
             [](const command& x, const command& y) { return x.name < y.name; });

@@ -14,8 +14,7 @@ const flag_set flags{{"state"}, {"rotate"}, {}};
 
 int run(const std::vector<std::string>& argv) {
   const args a(argv, flags);
-  if (!a.positionals().empty())
-    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  a.no_positionals();
   const auto dir = default_state_dir(a.get_or("state", ""));
   // Made if missing (the CA too): credentials can be prepared before the control process runs.
   open_cluster_keys(dir, {});

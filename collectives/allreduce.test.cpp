@@ -105,13 +105,15 @@ TEST_CASE("parameter server: workers push gradients, servers apply SGD, workers 
     std::vector<float> shard(rank < 2 ? layout.shard_length(static_cast<std::size_t>(rank)) : 0,
                              1.0f);
     for (int step = 0; step < 3; ++step) {
+      op_options each;  // what every rank's call of the step shares
+      each.comm = &comm;
+      each.deadline = deadline_in(10s);
+      each.chunk_bytes = 256;
       if (rank < 2) {
         ps_serve_options o;
-        o.comm = &comm;
+        static_cast<op_options&>(o) = each;
         o.layout = layout;
         o.shard = shard;
-        o.deadline = deadline_in(10s);
-        o.chunk_bytes = 256;
         o.apply = [](troupe::span<float> s, troupe::span<const float> g) {
           for (std::size_t i = 0; i < s.size(); ++i) s[i] -= 0.5f * g[i];
         };
@@ -121,14 +123,12 @@ TEST_CASE("parameter server: workers push gradients, servers apply SGD, workers 
         for (std::size_t i = 0; i < gradient.size(); ++i)
           gradient[i] = static_cast<float>(rank) * static_cast<float>(i % 3);
         ps_push_options push;
-        push.comm = &comm;
+        static_cast<op_options&>(push) = each;
         push.layout = layout;
         push.gradient = gradient;
-        push.deadline = deadline_in(10s);
-        push.chunk_bytes = 256;
         ps_push(push);
         ps_pull_options pull;
-        static_cast<op_options&>(pull) = push;
+        static_cast<op_options&>(pull) = each;
         pull.layout = layout;
         pulled[static_cast<std::size_t>(rank)].assign(layout.count, 0.0f);
         pull.params = pulled[static_cast<std::size_t>(rank)];

@@ -44,6 +44,20 @@ inline void meet_at(rendezvous_options& o, store& rendezvous, int rank, int size
   o.deadline = deadline;
 }
 
+// The key of the link that carries data from rank `from` to rank `to`, in `transport`'s part of
+// the prefix ("job7/epoch3/zmq/2->0"). Its receiving end publishes where to send.
+std::string link_key(const rendezvous_options& o, const char* transport, int from, int to);
+
+// Publishes this rank's receiving end of the link from `peer`.
+void publish_end(const rendezvous_options& o, const char* transport, int peer,
+                 const std::string& value);
+
+// Waits for `peer`'s receiving end of the link from this rank. At the deadline, throws
+// runtime_failure:
+// "`who`: rank P never published `what` (rank R waited until the deadline)".
+std::string await_peer_end(const rendezvous_options& o, const char* transport, int peer,
+                           const char* who, const char* what);
+
 // Names the keys still missing in a timeout message: "rank/3/addr, rank/5/addr".
 std::string join_keys(const std::vector<std::string>& keys);
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 
 namespace troupe::data {
 namespace {
@@ -218,13 +219,7 @@ class resize final : public step {
 };
 
 double parse_number(const std::string& text, const std::string& spec) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
+  const auto [v, used] = read_leading_number(text);
   if (text.empty() || used != text.size() || !std::isfinite(v)) {
     throw input_error("preprocessing step \"" + spec + "\": \"" + text + "\" is not a number");
   }

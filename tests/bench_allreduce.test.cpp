@@ -13,17 +13,11 @@
 #include "core/testing.hpp"
 #include "tests/binary_support.hpp"
 
-namespace fs = std::filesystem;
 using namespace troupe::testing;
-
-namespace {
 
 const troupe::testing::temp_dir scratch{"troupe-bench-allreduce"};
 
-}  // namespace
-
 TEST_CASE("bench allreduce: every form sums exactly between processes") {
-  REQUIRE_MESSAGE(fs::exists(troupe_binary()), "build the troupe target first");
   std::vector<std::string> transports{"ipc"};
   if (troupe::collectives::cross_memory_attach_allowed()) transports.push_back("shm");
   for (const std::string& transport : transports)

@@ -20,12 +20,6 @@ fs::path scratch() {
   return scratch_dir("troupe-bench-chaos-test");
 }
 
-fs::path write(const std::string& name, const std::string& text) {
-  auto p = scratch() / name;
-  std::ofstream(p) << text;
-  return p;
-}
-
 // Two child agents and a device in this process; about 10 s of steps (the agents' devices take
 // a fixed 0.5 ms a sample), so that the faults land while the job runs.
 const char* config =
@@ -63,8 +57,7 @@ std::istringstream first_row(const std::string& args, int timeout_s) {
 }  // namespace
 
 TEST_CASE("troupe bench chaos: bad input exits 2 naming the flag or the file; nothing runs") {
-  REQUIRE_MESSAGE(fs::exists(troupe_binary()), "build the troupe target first");
-  const auto good = write("chaos.yaml", config).string();
+  const auto good = write_file(scratch(), "chaos.yaml", config).string();
   struct bad_case {
     std::string args, says;
   };
@@ -91,13 +84,14 @@ TEST_CASE("troupe bench chaos: bad input exits 2 naming the flag or the file; no
   for (auto at = none.find("process: separate"); at != std::string::npos;
        at = none.find("process: separate"))
     none.replace(at, 17, "process: local");
-  const auto o = run_troupe_in(scratch(), "bench chaos " + write("none.yaml", none).string(), 60);
+  const auto o = run_troupe_in(
+      scratch(), "bench chaos " + write_file(scratch(), "none.yaml", none).string(), 60);
   CHECK(o.code == 2);
   CHECK(o.err.find("process: separate") != std::string::npos);
 }
 
 TEST_CASE("troupe bench chaos: kills and stops that keep coming lose no step and no sample") {
-  const auto path = write("chaos.yaml", config).string();
+  const auto path = write_file(scratch(), "chaos.yaml", config).string();
   // Run 1: run drawn faults kill stop part failures clean_s chaos_s goodput lost twice never
   auto row = first_row(path + " --rate 120 --kinds kill,stop --seconds 30 --seed 3", 300);
   const auto& out = row.str();
@@ -125,7 +119,7 @@ TEST_CASE("troupe bench chaos --kinds control: the control process killed again 
   for (auto at = local.find("process: separate"); at != std::string::npos;
        at = local.find("process: separate"))
     local.replace(at, 17, "process: local");
-  const auto path = write("control.yaml", local).string();
+  const auto path = write_file(scratch(), "control.yaml", local).string();
   CHECK(run_troupe_in(scratch(), "bench chaos " + path + " --kinds control,kill", 60).code == 2);
   // run kills clean_s chaos_s goodput redone lost twice never passes fnv
   auto row = first_row(path + " --kinds control --rate 120 --seconds 10 --seed 4", 600);

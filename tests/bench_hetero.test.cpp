@@ -14,18 +14,12 @@
 #include "core/testing.hpp"
 #include "tests/binary_support.hpp"
 
-namespace fs = std::filesystem;
 using namespace troupe::testing;
-
-namespace {
 
 // The benchmark's JSON and logs go to a directory of this test's own, removed at the end.
 const troupe::testing::temp_dir scratch{"troupe-bench-hetero"};
 
-}  // namespace
-
 TEST_CASE("bench hetero: a small run writes its figures, and adaptive beats even") {
-  REQUIRE_MESSAGE(fs::exists(troupe_binary()), "build the troupe target first");
   const auto json = scratch.path / "hetero.json";
   const auto o = run_troupe_in(scratch.path,
                                "bench hetero --repeats 1 --batch 256 --steps 6 --slow-steps 14 "

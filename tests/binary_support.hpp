@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -25,7 +26,18 @@ inline std::string read_file(const std::filesystem::path& p) {
 }
 
 inline std::filesystem::path troupe_binary() {
-  return std::filesystem::read_symlink("/proc/self/exe").parent_path() / "troupe";
+  auto path = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "troupe";
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error(path.string() + " is missing: build the troupe target first");
+  return path;
+}
+
+// `text` as the file `name` in `dir`; its path.
+inline std::filesystem::path write_file(const std::filesystem::path& dir, const std::string& name,
+                                        const std::string& text) {
+  auto path = dir / name;
+  std::ofstream(path) << text;
+  return path;
 }
 
 // The scratch directories of this test process, removed when it exits (kept when

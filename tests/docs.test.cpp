@@ -557,7 +557,6 @@ TEST_CASE("docs: the shell blocks of README.md and docs/*.md run") {
                   "no README.md in " << root
                                      << ": run from the repository root (as ctest does) or set "
                                         "TROUPE_DOCS_ROOT");
-  REQUIRE_MESSAGE(fs::exists(troupe_binary()), "build the troupe target first");
   // Orphans of the blocks (background servers whose shell exited) become this process's
   // children, so that none escapes the final kill by having been started in the background.
   REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0);

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "actors/runtime.hpp"
@@ -47,6 +48,29 @@ std::string config_text(std::int64_t max_steps, const std::string& sync,
 
 troupe::job_report run(const std::string& yaml, const std::string& resume = "") {
   return troupe::testing::run_resumable(yaml, "resume.yaml", resume);
+}
+
+// The runs of a resume check of the config `text(steps, checkpoint dir)`: uninterrupted for 60
+// steps, a first leg of 30 that checkpoints into `dir`, then `between` (if any), then a second
+// leg of 60 resumed from `dir`. Each must complete.
+struct legs {
+  troupe::job_report full, first, second;
+};
+
+legs run_legs(const std::function<std::string(std::int64_t, const std::string&)>& text,
+              const fs::path& dir, const std::function<void()>& between = {}) {
+  legs l;
+  l.full = run(text(60, ""));
+  REQUIRE_MESSAGE(l.full.status == troupe::job_status::completed,
+                  "uninterrupted: " << l.full.error);
+  l.first = run(text(30, dir.string()));
+  REQUIRE_MESSAGE(l.first.status == troupe::job_status::completed, "first leg: " << l.first.error);
+  if (between) between();
+  l.second = run(text(60, dir.string()), dir.string());
+  REQUIRE_MESSAGE(l.second.status == troupe::job_status::completed,
+                  "second leg: " << l.second.error);
+  REQUIRE(l.second.checkpoints.resumed_from_step);
+  return l;
 }
 
 }  // namespace
@@ -184,26 +208,19 @@ TEST_CASE("the distributed optimizer form resumes with every worker's moments, e
     return text;
   };
   const auto dir = scratch("distributed");
-  const auto full = run(distributed(60, ""));
-  REQUIRE(full.status == troupe::job_status::completed);
-  const auto first = run(distributed(30, dir.string()));
-  INFO("first leg: " << first.error);
-  REQUIRE(first.status == troupe::job_status::completed);
-  CHECK(first.checkpoints.written == 3);
-  // The newest checkpoint holds both workers' moments.
-  const troupe::checkpoint_store store((dir / "rs").string(), 0);
-  const auto newest = store.load_newest_valid();
-  REQUIRE(newest.loaded);
-  for (const char* name : {"opt/rank0/m", "opt/rank0/s", "opt/rank0/s_max", "opt/rank1/m",
-                           "opt/rank1/s", "opt/rank1/s_max"})
-    CHECK_MESSAGE(newest.loaded->has(name), name);
   const auto copy = scratch("distributed-copy");
-  fs::create_directories(copy);
-  fs::copy(dir, copy, fs::copy_options::recursive);
-  const auto second = run(distributed(60, dir.string()), dir.string());
-  INFO("second leg: " << second.error);
-  REQUIRE(second.status == troupe::job_status::completed);
-  REQUIRE(second.checkpoints.resumed_from_step);
+  const auto [full, first, second] = run_legs(distributed, dir, [&] {
+    // The newest checkpoint of the first leg holds both workers' moments.
+    const troupe::checkpoint_store store((dir / "rs").string(), 0);
+    const auto newest = store.load_newest_valid();
+    REQUIRE(newest.loaded);
+    for (const char* name : {"opt/rank0/m", "opt/rank0/s", "opt/rank0/s_max", "opt/rank1/m",
+                             "opt/rank1/s", "opt/rank1/s_max"})
+      CHECK_MESSAGE(newest.loaded->has(name), name);
+    fs::create_directories(copy);
+    fs::copy(dir, copy, fs::copy_options::recursive);
+  });
+  CHECK(first.checkpoints.written == 3);
   CHECK(*second.checkpoints.resumed_from_step == 30);
   MESSAGE("relative L2, resumed vs uninterrupted: " << relative_l2(*second.final_params,
                                                                    *full.final_params));
@@ -234,17 +251,9 @@ TEST_CASE("local SGD checkpoints after averages; resumed, SGD ends where the uni
     return text;
   };
   const auto dir = scratch("local");
-  const auto full = run(sgd(60, ""));
-  REQUIRE(full.status == troupe::job_status::completed);
-  const auto first = run(sgd(30, dir.string()));
-  INFO("first leg: " << first.error);
-  REQUIRE(first.status == troupe::job_status::completed);
+  const auto [full, first, second] = run_legs(sgd, dir);
   CHECK(first.checkpoints.written == 2);
   CHECK(first.checkpoints.last_step == 24);
-  const auto second = run(sgd(60, dir.string()), dir.string());
-  INFO("second leg: " << second.error);
-  REQUIRE(second.status == troupe::job_status::completed);
-  REQUIRE(second.checkpoints.resumed_from_step);
   CHECK(*second.checkpoints.resumed_from_step == 24);
   // Plain SGD has no optimizer state: every replica resumes exactly.
   CHECK(second.params.fnv1a64 == full.params.fnv1a64);

@@ -125,7 +125,6 @@ bool exited(pid_t pid) {
 // checkpoints exist, checks that its agents (if any) exit by themselves, then resumes with
 // --resume: the job completes and loses at most one checkpoint interval.
 void kill_then_resume(const kill_case& k) {
-  REQUIRE_MESSAGE(fs::exists(troupe_binary()), "build the troupe target first");
   const auto dir = scratch() / k.job;
   const auto ckpt = dir / "ckpt";
   const auto logs = dir / "logs";

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,17 @@ inline void check_each_sample_once(const job_report& j, std::int64_t passes) {
   CHECK(j.samples->passes_checked == passes);
   CHECK(j.samples->counted_twice == 0);
   CHECK(j.samples->never_counted == 0);
+}
+
+// The run's faults: `injected` injected, and exactly the failures of each class in `classes`.
+inline void check_failures(const job_report& j, std::int64_t injected,
+                           const std::map<std::string, std::int64_t>& classes) {
+  CHECK(j.faults.injected == injected);
+  for (const auto& [name, count] : classes) {
+    CAPTURE(name);
+    REQUIRE(j.faults.failures_by_class.count(name) == 1);
+    CHECK(j.faults.failures_by_class.at(name) == count);
+  }
 }
 
 // |a - b| / |b|, in double.

@@ -28,28 +28,6 @@ constexpr auto connect_within = std::chrono::seconds(10);
 // A call's parts after its head come at once: a peer that stops half-way is broken.
 constexpr auto parts_within = std::chrono::seconds(30);
 
-devices::device_spec device_of(const msg::host_worker& w) {
-  devices::device_spec d;
-  d.kind = w.device;
-  d.name = w.device_name;
-  d.threads = w.threads;
-  d.base = w.base;
-  d.slowdown = w.slowdown;
-  d.row_seconds = w.row_seconds;
-  return d;
-}
-
-models::model_spec model_of(const msg::host_worker& w) {
-  models::model_spec m;
-  m.kind = w.model;
-  m.input_shape.assign(w.input_shape.begin(), w.input_shape.end());
-  m.classes = static_cast<std::size_t>(w.classes);
-  m.hidden.assign(w.hidden.begin(), w.hidden.end());
-  m.conv_layers = static_cast<std::size_t>(w.conv_layers);
-  m.kernel = static_cast<std::size_t>(w.kernel);
-  return m;
-}
-
 struct hosted {
   std::unique_ptr<devices::device> device;
   std::unique_ptr<models::model> model;
@@ -307,15 +285,15 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
   std::shared_ptr<hosted> h;
   try {
     if (!w.store) throw input_error("no rendezvous store in the request");
-    const auto spec = model_of(w);
+    const auto& spec = w.model;
     auto model = models::make_model(spec);
     h = std::make_shared<hosted>(w.optimizer, model->param_count(), w.codec);
-    h->device = devices::make_device(device_of(w));
+    h->device = devices::make_device(w.device);
     h->model = std::move(model);
     h->features = spec.input_size();
   } catch (const std::exception& e) {
     a.reason = e.what();
-    log_("cannot host " + w.device_name + ": " + a.reason);
+    log_("cannot host " + w.device.name + ": " + a.reason);
     return a;
   }
   a.accepted = true;
@@ -340,7 +318,7 @@ msg::host_answer worker_hosts::host(const msg::host_worker& w) {
   replicas_.push_back(std::shared_ptr<hosted_replica>(h, &h->replica));
   serving_thread t;
   t.thread = std::thread([this, w, h, stop, serving = serving_, done = t.done, status = status_] {
-    const std::string who = w.device_name;
+    const std::string who = w.device.name;
     try {
       collectives::actor_store store{sys_, w.store};
       auto comm = collectives::zmq_connect(wire::link_options(

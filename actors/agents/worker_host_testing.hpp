@@ -200,14 +200,10 @@ struct host_fixture {
     w.prefix = "remote/test/" + name + "/" + std::to_string(++serial);
     w.store = store_actor;
     w.control_host = same_host ? host_name() : "another-host.invalid";
-    w.device = device_kind::cpu;
-    w.device_name = name;
-    w.threads = 1;
-    const auto m = model_spec();
-    w.model = m.kind;
-    w.input_shape.assign(m.input_shape.begin(), m.input_shape.end());
-    w.classes = m.classes;
-    w.hidden.assign(m.hidden.begin(), m.hidden.end());
+    w.device.kind = device_kind::cpu;
+    w.device.name = name;
+    w.device.threads = 1;
+    w.model = model_spec();
     return w;
   }
 

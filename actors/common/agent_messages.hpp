@@ -10,6 +10,8 @@
 #include <caf/meta/type_name.hpp>
 
 #include "core/kinds.hpp"
+#include "devices/device.hpp"
+#include "models/model.hpp"
 #include "models/optimizer.hpp"
 
 namespace troupe::models {
@@ -21,7 +23,27 @@ typename Inspector::result_type inspect(Inspector& f, optimizer_spec& x) {
            x.beta1, x.beta2, x.eps, x.weight_decay);
 }
 
+// The model spec too: the agent builds the same model the control process would.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, model_spec& x) {
+  return f(caf::meta::type_name("troupe.model_spec"), x.kind, x.input_shape, x.classes, x.hidden,
+           x.conv_layers, x.kernel);
+}
+
 }  // namespace troupe::models
+
+namespace troupe::devices {
+
+// And the device spec: the agent builds the device the control process would have. All but
+// share_group, which names a gate in the control process; a hosted device's share comes with
+// each call instead (remote_wire's request_head).
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, device_spec& x) {
+  return f(caf::meta::type_name("troupe.device_spec"), x.kind, x.name, x.threads, x.base,
+           x.slowdown, x.row_seconds, x.ordinal, x.layer_split);
+}
+
+}  // namespace troupe::devices
 
 namespace troupe::msg {
 
@@ -58,20 +80,8 @@ struct host_worker {
   std::string prefix;        // the rendezvous keys of this worker incarnation's link
   caf::actor store;          // the run's rendezvous store (collectives/store_actor.hpp)
   std::string control_host;  // the control process's host name: the same as the agent's, ipc
-  // The device (devices::device_spec).
-  device_kind device = device_kind::cpu;
-  std::string device_name;
-  std::int32_t threads = 1;
-  device_kind base = device_kind::cpu;
-  double slowdown = 1.0;
-  double row_seconds = 0.0;
-  // The model (models::model_spec).
-  std::string model;
-  std::vector<std::uint64_t> input_shape;
-  std::uint64_t classes = 10;
-  std::vector<std::uint64_t> hidden;
-  std::uint64_t conv_layers = 0;
-  std::uint64_t kernel = 3;
+  devices::device_spec device;
+  models::model_spec model;
   // For a worker whose replica lives in the agent.
   models::optimizer_spec optimizer;
   std::string codec;  // sync.codec of the process ring ("" for none)
@@ -94,9 +104,8 @@ struct host_answer {
 TROUPE_INSPECT(agent_hello, x.version, x.name, x.group, x.device, x.count, x.threads, x.host, x.pid,
                x.ticket)
 TROUPE_INSPECT(agent_answer, x.accepted, x.reason, x.member)
-TROUPE_INSPECT(host_worker, x.prefix, x.store, x.control_host, x.device, x.device_name, x.threads,
-               x.base, x.slowdown, x.row_seconds, x.model, x.input_shape, x.classes, x.hidden,
-               x.conv_layers, x.kernel, x.optimizer, x.codec)
+TROUPE_INSPECT(host_worker, x.prefix, x.store, x.control_host, x.device, x.model, x.optimizer,
+               x.codec)
 TROUPE_INSPECT(host_answer, x.accepted, x.reason, x.capability, x.data_host)
 
 #undef TROUPE_INSPECT

@@ -25,8 +25,15 @@ caf::behavior thrower(caf::event_based_actor* self, bool keep, bool input, std::
   }};
 }
 
-// The down reason of a thrower after it handled one message.
-caf::error reason_of(testing::deterministic_system& t, bool keep, bool input) {
+// What the monitor of a thrower learns after it handled one message: its down reason, read as
+// the runtime reads one.
+struct down {
+  bool input_failure = false;
+  std::string text;
+};
+
+down down_of(bool keep, bool input) {
+  testing::deterministic_system t;
   caf::scoped_actor watcher{t.sys, true};
   auto a = t.sys.spawn(thrower, keep, input, std::string("shard 3 lost its slice"));
   watcher->monitor(a);
@@ -35,30 +42,24 @@ caf::error reason_of(testing::deterministic_system& t, bool keep, bool input) {
   caf::error reason;
   watcher->receive([&](const caf::down_msg& d) { reason = d.reason; },
                    caf::after(std::chrono::seconds(5)) >> [] { FAIL("no down message"); });
-  return reason;
+  REQUIRE(reason);
+  return {is_input_failure(reason), failure_text(t.sys, reason)};
 }
 
 }  // namespace
 
 TEST_CASE("keep_exception_text: the down reason names what was thrown") {
-  testing::deterministic_system t;
-  const auto e = reason_of(t, true, false);
-  REQUIRE(e);
-  CHECK_FALSE(is_input_failure(e));
-  CHECK(failure_text(t.sys, e) == "uncaught exception: shard 3 lost its slice");
+  const auto d = down_of(true, false);
+  CHECK_FALSE(d.input_failure);
+  CHECK(d.text == "uncaught exception: shard 3 lost its slice");
 }
 
 TEST_CASE("keep_exception_text: an input_error stays an input failure") {
-  testing::deterministic_system t;
-  const auto e = reason_of(t, true, true);
-  REQUIRE(e);
-  CHECK(is_input_failure(e));
-  CHECK(failure_text(t.sys, e) == "shard 3 lost its slice");
+  const auto d = down_of(true, true);
+  CHECK(d.input_failure);
+  CHECK(d.text == "shard 3 lost its slice");
 }
 
 TEST_CASE("without it, CAF keeps no text") {
-  testing::deterministic_system t;
-  const auto e = reason_of(t, false, false);
-  REQUIRE(e);
-  CHECK(failure_text(t.sys, e).find("shard 3") == std::string::npos);
+  CHECK(down_of(false, false).text.find("shard 3") == std::string::npos);
 }

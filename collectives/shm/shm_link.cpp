@@ -260,10 +260,6 @@ class shm_link final : public peer_link {
   bool closed_ = false;
 };
 
-std::string key_for(const std::string& prefix, int from, int to) {
-  return prefix + "/shm/" + std::to_string(from) + "->" + std::to_string(to);
-}
-
 // Unpredictable (64 random bits), so that no other process of this host can make the name first
 // or guess it; the pid leads, so that a later start can tell a dead creator's leftovers.
 std::string segment_name(const std::string& prefix, int from, int to) {
@@ -305,20 +301,12 @@ communicator shm_connect(const shm_connect_options& options) {
         name, static_cast<std::uint32_t>(ring_link ? options.slots : options.mesh_slots),
         static_cast<std::uint32_t>(options.eager_slots),
         static_cast<std::uint32_t>(options.eager_bytes)));
-    options.rendezvous->set(key_for(options.prefix, peer, options.rank), name);
+    publish_end(options, "shm", peer, name);
   }
   std::vector<std::shared_ptr<peer_link>> links(static_cast<std::size_t>(options.size));
   for (std::size_t i = 0; i < peers.size(); ++i) {
     const int peer = peers[i];
-    std::string name;
-    try {
-      name = options.rendezvous->wait_get(key_for(options.prefix, options.rank, peer),
-                                          options.deadline);
-    } catch (const runtime_failure&) {
-      throw runtime_failure("shm_connect: rank " + std::to_string(peer) +
-                            " never published its segment (rank " + std::to_string(options.rank) +
-                            " waited until the deadline)");
-    }
+    const std::string name = await_peer_end(options, "shm", peer, "shm_connect", "its segment");
     shm::segment outgoing = [&] {
       try {
         return shm::segment::open(name);

@@ -9,6 +9,9 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <mutex>
+#include <random>
+#include <stdexcept>
 
 #include "core/hash.hpp"
 
@@ -203,10 +206,6 @@ class zmq_link final : public peer_link {
   bool peer_gone_ = false;
 };
 
-std::string key_for(const std::string& prefix, int from, int to) {
-  return prefix + "/zmq/" + std::to_string(from) + "->" + std::to_string(to);
-}
-
 // Between a published address and its CURVE server key.
 constexpr const char* curve_mark = " curve:";
 
@@ -269,22 +268,13 @@ communicator zmq_connect(const zmq_connect_options& options) {
     ipc_paths.push_back(options.scheme == zmq_scheme::ipc && bound.rfind("ipc:///", 0) == 0
                             ? bound.substr(6)
                             : std::string{});
-    options.rendezvous->set(key_for(options.prefix, peer, options.rank),
-                            options.curve ? bound + curve_mark + public_key : bound);
+    publish_end(options, "zmq", peer, options.curve ? bound + curve_mark + public_key : bound);
     pulls.push_back(std::move(pull));
   }
   std::vector<std::shared_ptr<peer_link>> links(static_cast<std::size_t>(options.size));
   for (std::size_t i = 0; i < peers.size(); ++i) {
     const int peer = peers[i];
-    std::string address;
-    try {
-      address = options.rendezvous->wait_get(key_for(options.prefix, options.rank, peer),
-                                             options.deadline);
-    } catch (const runtime_failure&) {
-      throw runtime_failure("zmq_connect: rank " + std::to_string(peer) +
-                            " never published its address (rank " + std::to_string(options.rank) +
-                            " waited for it until the deadline)");
-    }
+    std::string address = await_peer_end(options, "zmq", peer, "zmq_connect", "its address");
     zmq::socket_t push{*context, zmq::socket_type::push};
     push.set(zmq::sockopt::linger, 200);  // long enough for the goodbye to leave
     const auto mark = address.find(curve_mark);

@@ -104,6 +104,9 @@ class backend {
   void synchronize(const char* what) const;
 
  private:
+  void copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+            const char* what) const;
+
   target where_;
   int ordinal_;
   cudaStream_t stream_ = nullptr;

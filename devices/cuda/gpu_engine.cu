@@ -107,20 +107,21 @@ void backend::zero(void* p, std::size_t bytes) const {
     check(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemsetAsync");
 }
 
-void backend::to_device(void* dst, const void* src, std::size_t bytes) const {
+void backend::copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                   const char* what) const {
   if (bytes == 0) return;
   if (host())
     std::memcpy(dst, src, bytes);
   else
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), "copy to the GPU");
+    check(cudaMemcpyAsync(dst, src, bytes, kind, stream_), what);
+}
+
+void backend::to_device(void* dst, const void* src, std::size_t bytes) const {
+  copy(dst, src, bytes, cudaMemcpyHostToDevice, "copy to the GPU");
 }
 
 void backend::to_host(void* dst, const void* src, std::size_t bytes) const {
-  if (bytes == 0) return;
-  if (host())
-    std::memcpy(dst, src, bytes);
-  else
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "copy from the GPU");
+  copy(dst, src, bytes, cudaMemcpyDeviceToHost, "copy from the GPU");
 }
 
 void backend::synchronize(const char* what) const {

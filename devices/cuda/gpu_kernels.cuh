@@ -125,6 +125,15 @@ struct col2im {
   }
 };
 
+// Where element e of an NCHW tensor of n * cout * hw stands in its CNHW copy (the conv GEMM's
+// layout: t[o, i*hw + p]).
+__host__ __device__ inline std::size_t cnhw_index(std::size_t e, std::size_t cout, std::size_t hw,
+                                                  std::size_t n) {
+  const std::size_t i = e / (cout * hw), rem = e % (cout * hw);
+  const std::size_t o = rem / hw, p = rem % hw;
+  return o * n * hw + i * hw + p;
+}
+
 // y[i, o, p] = act(t[o, i*hw + p] + b[o]) over n * cout * hw: the conv GEMM's CNHW result back
 // to NCHW, with bias and ReLU.
 struct cnhw_to_nchw {
@@ -134,9 +143,7 @@ struct cnhw_to_nchw {
   std::size_t cout, hw, n;
   bool relu;
   __host__ __device__ void operator()(std::size_t e) const {
-    const std::size_t i = e / (cout * hw), rem = e % (cout * hw);
-    const std::size_t o = rem / hw, p = rem % hw;
-    const float v = t[o * n * hw + i * hw + p] + b[o];
+    const float v = t[cnhw_index(e, cout, hw, n)] + b[(e / hw) % cout];
     y[e] = relu ? (v > 0.0f ? v : 0.0f) : v;
   }
 };
@@ -150,9 +157,7 @@ struct nchw_to_cnhw {
   std::size_t cout, hw, n;
   bool relu;
   __host__ __device__ void operator()(std::size_t e) const {
-    const std::size_t i = e / (cout * hw), rem = e % (cout * hw);
-    const std::size_t o = rem / hw, p = rem % hw;
-    t[o * n * hw + i * hw + p] = relu ? (y[e] > 0.0f ? dy[e] : 0.0f) : dy[e];
+    t[cnhw_index(e, cout, hw, n)] = relu ? (y[e] > 0.0f ? dy[e] : 0.0f) : dy[e];
   }
 };
 
