@@ -237,6 +237,7 @@ void runtime::start() {
           "TROUPE_TOKEN=" + token(),
           "TROUPE_CA=" + std::filesystem::absolute(keys->ca_path).string()};
     };
+    lo.control_port = impl_->opts.control_port;
     lo.wait_agents = impl_->opts.wait_agents;
     lo.wait_seconds = impl_->opts.agent_wait_seconds;
     lo.t0 = tmo_t0;

@@ -10,6 +10,7 @@
 //
 // The config's jobs are submitted by start(); submit() adds more before or after start(). The
 // callbacks run on the runtime's metrics thread, one at a time: keep them short.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -44,6 +45,10 @@ struct runtime_options {
   // (port 0: a free one; listen_port() says which). Empty: no listener, nothing leaves the
   // process. Joins, refusals and lost agents are logged through on_log as job "agents".
   std::string listen;
+  // With listen: the port of the control connection agents hold after joining (mutual TLS), on
+  // the listen address's interface. 0: a free one, which agents learn at the join endpoint; set
+  // it where a firewall must name the ports to open.
+  std::uint16_t control_port = 0;
   // With listen: before any job starts, wait until this many agents have joined, for at most
   // agent_wait_seconds (then start() throws runtime_failure saying how many came).
   int wait_agents = 0;

@@ -74,4 +74,11 @@ std::vector<std::string> split_list(const std::string& text);
 // Parses sizes like 4K, 256M, 1G, 1048576 (binary multiples). Throws input_error.
 long long parse_size(const std::string& text, const std::string& what);
 
+// `--control-port P`: 0 (the default: a free one) to 65535.
+inline std::uint16_t control_port_flag(const args& a) {
+  const auto p = a.get_int("control-port", 0);
+  if (p < 0 || p > 65535) throw input_error("--control-port must be 0 to 65535");
+  return static_cast<std::uint16_t>(p);
+}
+
 }  // namespace troupe::apps

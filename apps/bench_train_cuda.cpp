@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "apps/bench_train.hpp"
+#include "apps/console.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/median.hpp"
@@ -53,12 +54,14 @@ train_result train_on_gpu(const models::model& m, const models::optimizer_spec& 
     r.samples += stats.samples;
     r.steps += sizes.size();
     ++r.epochs_done;
-    std::fprintf(stderr,
-                 "epoch %lld: train loss %.4f, %.0f samples/s so far, %.1f us a step this epoch\n",
-                 static_cast<long long>(e + 1),
-                 stats.samples ? stats.loss_sum / static_cast<double>(stats.samples) : 0.0,
-                 static_cast<double>(r.samples) / std::max(r.train_seconds, 1e-9),
-                 1e6 * epoch_s / static_cast<double>(sizes.size()));
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "epoch %lld: train loss %.4f, %.0f samples/s so far, %.1f us a step this epoch",
+                  static_cast<long long>(e + 1),
+                  stats.samples ? stats.loss_sum / static_cast<double>(stats.samples) : 0.0,
+                  static_cast<double>(r.samples) / std::max(r.train_seconds, 1e-9),
+                  1e6 * epoch_s / static_cast<double>(sizes.size()));
+    console::info(line);
   }
   if (!later_epochs_us.empty()) r.steady_step_us = median(later_epochs_us);
   r.test = trainer.evaluate(test.x.data(), test.labels.data(), test.n);

@@ -13,7 +13,9 @@
 #include "actors/agents/agent.hpp"
 #include "apps/args.hpp"
 #include "apps/command.hpp"
+#include "apps/console.hpp"
 #include "apps/stop_signals.hpp"
+#include "collectives/zmq/zmq_link.hpp"
 #include "core/cluster_keys.hpp"
 #include "core/http_server.hpp"
 #include "core/launcher_env.hpp"
@@ -42,15 +44,15 @@ int positive(const std::string& text, const std::string& what) {
   return static_cast<int>(n);
 }
 
-const flag_set flags{{"join", "group", "device", "count", "threads", "name", "join-timeout",
-                      "token", "ca", "state", "data-host", "parent", "metrics"},
-                     {"insecure"},
-                     {}};
+const flag_set flags{
+    {"join", "group", "device", "count", "threads", "name", "join-timeout", "token", "ca", "state",
+     "data-host", "parent", "metrics", "log-format", "data-ports"},
+    {"insecure"},
+    {}};
 
 int run(const std::vector<std::string>& argv) {
   const args a(argv, flags);
-  if (!a.positionals().empty())
-    throw input_error("unexpected argument '" + a.positionals()[0] + "'");
+  a.no_positionals();
   const auto env = process_env();
   actors::agent_options o;
   const auto join = resolve_join(a.get("join"), env);
@@ -60,6 +62,8 @@ int run(const std::vector<std::string>& argv) {
   const std::string default_name =
       rank ? "agent-" + *rank : "agent-" + std::to_string(static_cast<long long>(::getpid()));
   o.name = flag_or_env(a, "name", env, "TROUPE_NAME", default_name);
+  console::configure("troupe agent " + o.name,
+                     console::parse_format(a.get_or("log-format", "text")));
   o.group = flag_or_env(a, "group", env, "TROUPE_GROUP", o.name);
   const auto device = flag_or_env(a, "device", env, "TROUPE_DEVICE", "cpu");
   const auto kind = parse_name<device_kind>(device);
@@ -85,6 +89,8 @@ int run(const std::vector<std::string>& argv) {
     };
   }
   o.data_host = flag_or_env(a, "data-host", env, "TROUPE_DATA_HOST", "");
+  if (const auto ports = a.get("data-ports"))
+    collectives::set_data_ports(collectives::parse_port_range(*ports, "--data-ports"));
   o.parent = a.get_int("parent", 0);
   if (o.parent < 0) throw input_error("--parent must be a process id");
   o.join_timeout_seconds = a.get_double("join-timeout", 60.0);
@@ -101,13 +107,9 @@ int run(const std::vector<std::string>& argv) {
     check_loopback_or_insecure(*at, "--metrics", o.insecure);
     metrics = std::make_unique<service::agent_metrics_server>(*at, o, o.status,
                                                               o.insecure ? "" : o.token);
-    std::fprintf(stderr, "troupe agent %s: /metrics on port %u\n", o.name.c_str(),
-                 static_cast<unsigned>(metrics->port()));
+    console::info("/metrics on port " + std::to_string(metrics->port()));
   }
-  return actors::run_agent(o, [&](const std::string& line) {
-    std::fprintf(stderr, "troupe agent %s: %s\n", o.name.c_str(), redact(line).c_str());
-    std::fflush(stderr);
-  });
+  return actors::run_agent(o, [](const std::string& line) { console::runtime_line(redact(line)); });
 }
 
 const command_registrar reg{
@@ -115,7 +117,8 @@ const command_registrar reg{
      "usage: troupe agent [--join HOST:PORT] [--group NAME] [--device cpu|sim|cuda] [--count N]\n"
      "                    [--threads T] [--name ID] [--join-timeout SECONDS]\n"
      "                    [--data-host ADDR] [--token T] [--ca FILE] [--state DIR]\n"
-     "                    [--insecure] [--metrics HOST:PORT]\n\n"
+     "                    [--insecure] [--metrics HOST:PORT] [--log-format text|json]\n"
+     "                    [--data-ports LO-HI]\n\n"
      "  --join HOST:PORT   the control process (troupe run CONFIG --listen HOST:PORT); else\n"
      "                     TROUPE_JOIN, else MASTER_ADDR:MASTER_PORT (torchrun), else the first\n"
      "                     host of SLURM_STEP_NODELIST with TROUPE_PORT (srun)\n"
@@ -135,8 +138,12 @@ const command_registrar reg{
      "                     process is rejoined within the same limit\n"
      "  --data-host ADDR   the address tcp data links bind on (TROUPE_DATA_HOST; default: the\n"
      "                     interface that routes to the control process)\n"
+     "  --data-ports LO-HI the ports its tcp data links bind (default: any free one): open\n"
+     "                     them to the control process's host\n"
      "  --metrics H:P      serve /metrics (Prometheus; needs the token as a bearer token) and\n"
      "                     /healthz there; port 0: a free one; loopback unless --insecure\n"
+     "  --log-format F     text (default) or json: each line this agent prints one JSON\n"
+     "                     object (time, level, message)\n"
      "  --parent PID       exit when process PID exits (troupe run sets it for the agents of\n"
      "                     process: separate groups)\n\n"
      "The agent stays joined until the run ends. When the run's config has a group of this\n"

@@ -26,6 +26,7 @@
 #include "apps/args.hpp"
 #include "apps/bench_run.hpp"
 #include "apps/command.hpp"
+#include "apps/console.hpp"
 #include "apps/json_output.hpp"
 #include "core/error.hpp"
 #include "core/median.hpp"
@@ -303,7 +304,7 @@ int run(const std::vector<std::string>& argv) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec || self.empty()) throw runtime_failure("bench dp: cannot read /proc/self/exe");
   const auto ddp = find_ddp(a);
-  if (!ddp.unavailable.empty()) std::fprintf(stderr, "%s\n", ddp.unavailable.c_str());
+  if (!ddp.unavailable.empty()) console::warn(ddp.unavailable);
 
   std::map<std::int64_t, std::vector<double>> troupe_sps, ddp_sps;
   std::map<std::int64_t, std::vector<std::string>> ddp_errors;
@@ -322,13 +323,14 @@ int run(const std::vector<std::string>& argv) {
           ddp_sps[procs].push_back(*d.samples_per_second);
           if (torch_version.empty() && d.line.contains("torch"))
             torch_version = d.line["torch"].get<std::string>();
-          std::fprintf(stderr, ", ddp %.0f samples/s", *d.samples_per_second);
+          std::snprintf(line, sizeof line, ", ddp %.0f samples/s", *d.samples_per_second);
+          progress += line;
         } else {
           ddp_errors[procs].push_back(d.error);
-          std::fprintf(stderr, ", ddp failed: %s", d.error.c_str());
+          progress += ", ddp failed: " + d.error;
         }
       }
-      std::fprintf(stderr, "\n");
+      console::info(progress);
     }
   }
 

@@ -24,6 +24,7 @@
 #include "apps/args.hpp"
 #include "apps/bench_run.hpp"
 #include "apps/command.hpp"
+#include "apps/console.hpp"
 #include "apps/json_output.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
@@ -353,7 +354,7 @@ int run(const std::vector<std::string>& argv) {
                      {"splits", splits},
                      {"report", to_json(r.job)}});
     }
-    std::fprintf(stderr, "repeat %lld/%lld done\n", rep + 1, repeats);
+    console::info("repeat " + std::to_string(rep + 1) + "/" + std::to_string(repeats) + " done");
   }
 
   const auto& solo = table["solo"];

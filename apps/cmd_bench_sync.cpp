@@ -22,6 +22,7 @@
 #include "apps/args.hpp"
 #include "apps/bench_run.hpp"
 #include "apps/command.hpp"
+#include "apps/console.hpp"
 #include "apps/json_output.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
@@ -141,7 +142,7 @@ int run(const std::vector<std::string>& argv) {
   std::map<std::string, std::vector<run_result>> results;
   for (long long rep = 0; rep < runs; ++rep) {
     for (const auto& period : periods) results[period].push_back(run_job(p, period));
-    std::fprintf(stderr, "run %lld/%lld done\n", rep + 1, runs);
+    console::info("run " + std::to_string(rep + 1) + "/" + std::to_string(runs) + " done");
   }
   if (!target) {
     double t = 0;

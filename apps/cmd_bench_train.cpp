@@ -11,6 +11,7 @@
 #include "apps/args.hpp"
 #include "apps/bench_train.hpp"
 #include "apps/command.hpp"
+#include "apps/console.hpp"
 #include "apps/json_output.hpp"
 #include "apps/sgemm_roofline.hpp"
 #include "core/clock.hpp"
@@ -107,10 +108,12 @@ train_result train_on_device(devices::device& dev, models::model& model, models:
       ++r.steps;
     }
     ++r.epochs_done;
-    std::fprintf(stderr, "epoch %lld: train loss %.4f, %.0f samples/s\n",
-                 static_cast<long long>(e + 1),
-                 epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0,
-                 static_cast<double>(r.samples) / std::max(r.train_seconds, 1e-9));
+    char line[128];
+    std::snprintf(line, sizeof line, "epoch %lld: train loss %.4f, %.0f samples/s",
+                  static_cast<long long>(e + 1),
+                  epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0,
+                  static_cast<double>(r.samples) / std::max(r.train_seconds, 1e-9));
+    console::info(line);
   }
   return r;
 }

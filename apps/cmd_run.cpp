@@ -21,12 +21,13 @@
 #include "apps/api_security.hpp"
 #include "apps/args.hpp"
 #include "apps/command.hpp"
+#include "apps/console.hpp"
 #include "apps/stop_signals.hpp"
+#include "collectives/zmq/zmq_link.hpp"
 #include "core/cluster_keys.hpp"
 #include "core/config_load.hpp"
 #include "core/error.hpp"
 #include "core/fault_spec.hpp"
-#include "core/json_log.hpp"
 #include "core/launcher_env.hpp"
 #include "core/secret.hpp"
 #include "core/writable_paths.hpp"
@@ -37,10 +38,11 @@ namespace troupe::apps {
 namespace {
 
 // The live view. Called from the runtime's metrics thread; the mutex guards against the main
-// thread's final draw.
+// thread's final draw. Its lines go through the console logger (apps/console.hpp); only a
+// terminal's redrawn progress lines, which are a display rather than a log, are printed here.
 class progress_view {
  public:
-  // json: no progress line; each log line is one JSON object (core/json_log.hpp).
+  // json: no progress line (the console logger makes each log line one JSON object).
   progress_view(bool tty, bool quiet, bool json) : tty_(tty && !json), quiet_(quiet), json_(json) {}
 
   void on_step(const live_metrics& m) {
@@ -58,23 +60,16 @@ class progress_view {
       auto& at = printed_at_[m.job];
       if (now - at < std::chrono::seconds(5) && m.step != m.steps_total && m.step != 1) return;
       at = now;
-      std::printf("%s\n", line(m).c_str());
-      std::fflush(stdout);
+      console::result(line(m));
     }
   }
 
   void on_log(const std::string& job, const std::string& text) {
     std::lock_guard<std::mutex> lock(mu_);
     if (quiet_) return;
-    if (json_) {
-      std::printf("%s\n", json_line(job, 0, steps_[job], text).c_str());
-      std::fflush(stdout);
-      return;
-    }
     if (tty_) clear();
-    std::printf("[%s] %s\n", job.c_str(), text.c_str());
+    console::job_line(job, steps_[job], text);
     if (tty_) redraw();
-    std::fflush(stdout);
   }
 
   void done() {
@@ -145,13 +140,16 @@ void add_faults(config::run_config& cfg, const std::vector<std::string>& specs,
   for (auto& j : cfg.jobs) j.fault_soak = n;
 }
 
-const flag_set flags{{"report", "log-dir", "resume", "fault-soak", "listen", "wait-agents",
-                      "agent-wait", "token", "http", "log-format", "state"},
-                     {"quiet", "insecure"},
-                     {"set", "inject"}};
+const flag_set flags{
+    {"report", "log-dir", "resume", "fault-soak", "listen", "wait-agents", "agent-wait", "token",
+     "http", "log-format", "state", "control-port", "data-ports"},
+    {"quiet", "insecure"},
+    {"set", "inject"}};
 
 int run(const std::vector<std::string>& argv) {
   args a(argv, flags);
+  const bool quiet = a.has("quiet");
+  console::configure("troupe run", console::parse_format(a.get_or("log-format", "text")), quiet);
   if (a.positionals().size() != 1)
     // The flags are named once, in the help: a second list here had already fallen behind it.
     throw input_error(
@@ -159,7 +157,7 @@ int run(const std::vector<std::string>& argv) {
         "troupe run --help)");
   // Bad input fails here, before any actor starts: exit 2 through main's input_error handler.
   auto cfg = config::load_config(a.positionals()[0], a.all("set"));
-  for (const auto& note : cfg.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  for (const auto& note : cfg.notes) console::info("note: " + note);
   add_faults(cfg, a.all("inject"), a.get_or("fault-soak", ""));
   const std::string report_path = a.get_or("report", "");
   runtime_options opts;
@@ -173,6 +171,9 @@ int run(const std::vector<std::string>& argv) {
     throw input_error("--resume " + opts.resume_dir + ": not a directory (expected the " +
                       "checkpoint.dir of a previous run, holding one subdirectory per job)");
   opts.listen = a.get_or("listen", "");
+  opts.control_port = control_port_flag(a);
+  if (const auto ports = a.get("data-ports"))
+    collectives::set_data_ports(collectives::parse_port_range(*ports, "--data-ports"));
   opts.wait_agents = static_cast<int>(a.get_int("wait-agents", 0));
   opts.agent_wait_seconds = a.get_double("agent-wait", 60.0);
   opts.join_token = a.get("token").value_or(process_env()("TROUPE_TOKEN").value_or(""));
@@ -191,10 +192,9 @@ int run(const std::vector<std::string>& argv) {
   std::mutex stop_mu;
   runtime* running = nullptr;
   stop_signals stop([&](int sig) {
-    std::fprintf(stderr,
-                 "troupe run: %s: finishing the step in flight, then a checkpoint where the jobs "
-                 "take them (again to stop at once)\n",
-                 sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    console::info(std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") +
+                  ": finishing the step in flight, then a checkpoint where the jobs take them "
+                  "(again to stop at once)");
     std::lock_guard<std::mutex> lock(stop_mu);
     if (running) running->interrupt();
   });
@@ -212,20 +212,16 @@ int run(const std::vector<std::string>& argv) {
     service::http_options h;
     h.address = a.get_or("http", "");
     const auto host = parse_join(h.address, "--http", true).host;
-    h.security = api_security(
-        opts.state_dir, opts.join_token, h.address, opts.insecure,
-        [](const std::string& line) { std::fprintf(stderr, "troupe run: %s\n", line.c_str()); });
+    h.security = api_security(opts.state_dir, opts.join_token, h.address, opts.insecure,
+                              [](const std::string& line) { console::info(line); });
     backend = std::make_unique<service::run_view>(rt, opts.log_dir);
     http = std::make_unique<service::http_api>(*backend, h);
     if (opts.insecure)
-      std::fprintf(stderr,
-                   "troupe run: warning: --insecure: the dashboard and API take requests "
-                   "without a token or TLS\n");
-    std::fprintf(stderr, "troupe run: dashboard on %s://%s:%u/\n", opts.insecure ? "http" : "https",
-                 host.c_str(), static_cast<unsigned>(http->port()));
+      console::warn("--insecure: the dashboard and API take requests without a token or TLS");
+    console::info(std::string("dashboard on ") + (opts.insecure ? "http" : "https") + "://" + host +
+                  ":" + std::to_string(http->port()) + "/");
   }
 
-  const bool quiet = a.has("quiet");
   progress_view view(isatty(STDOUT_FILENO) == 1, quiet, opts.log_format == "json");
   rt.on_metrics([&view](const live_metrics& m) { view.on_step(m); });
   rt.on_log([&view](const std::string& job, const std::string& text) { view.on_log(job, text); });
@@ -233,23 +229,29 @@ int run(const std::vector<std::string>& argv) {
   view.done();
 
   for (const auto& j : report.jobs) {
-    std::printf(
-        "%s: %s  steps %lld  test_accuracy %.4f  test_loss %.4f  %.0f samples/s  %.1f s%s%s%s\n",
-        j.name.c_str(), name_of(j.status), static_cast<long long>(j.steps), j.test_accuracy,
-        j.test_loss, j.samples_per_second, j.wall_seconds,
-        j.checkpoints.resumed_from_step
-            ? ("  resumed from step " + std::to_string(*j.checkpoints.resumed_from_step)).c_str()
-            : "",
-        j.error.empty() ? "" : "  error: ", j.error.c_str());
+    char figures[256];
+    std::snprintf(figures, sizeof figures,
+                  "%s: %s  steps %lld  test_accuracy %.4f  test_loss %.4f  %.0f samples/s  %.1f s",
+                  j.name.c_str(), name_of(j.status), static_cast<long long>(j.steps),
+                  j.test_accuracy, j.test_loss, j.samples_per_second, j.wall_seconds);
+    std::string summary = figures;
+    if (j.checkpoints.resumed_from_step)
+      summary += "  resumed from step " + std::to_string(*j.checkpoints.resumed_from_step);
+    if (!j.error.empty()) summary += "  error: " + j.error;
+    console::result(summary);
     // A job that trained on while its checkpoints failed has less to resume from than the user
     // thinks: say so where the run ends (the report has the counts under `checkpoints`).
     if (j.checkpoints.failed > 0)
-      std::printf("%s: WARNING: %lld checkpoint(s) failed, %lld written%s (see the job's log)\n",
-                  j.name.c_str(), static_cast<long long>(j.checkpoints.failed),
-                  static_cast<long long>(j.checkpoints.written),
-                  j.checkpoints.written == 0 ? ": nothing to resume from" : "");
+      console::job_warning(j.name,
+                           std::to_string(j.checkpoints.failed) + " checkpoint(s) failed, " +
+                               std::to_string(j.checkpoints.written) + " written" +
+                               (j.checkpoints.written == 0 ? ": nothing to resume from" : "") +
+                               " (see the job's log)");
   }
-  std::printf("peak RSS %.1f MiB\n", static_cast<double>(report.peak_rss_bytes) / (1 << 20));
+  char rss[64];
+  std::snprintf(rss, sizeof rss, "peak RSS %.1f MiB",
+                static_cast<double>(report.peak_rss_bytes) / (1 << 20));
+  console::result(rss);
   if (!report_path.empty()) {
     const auto parent = std::filesystem::path(report_path).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent);
@@ -257,7 +259,7 @@ int run(const std::vector<std::string>& argv) {
     if (!out) throw runtime_failure("cannot write the report to " + report_path);
     out << redact(to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace))
         << '\n';
-    if (!quiet) std::printf("report: %s  logs: %s/\n", report_path.c_str(), opts.log_dir.c_str());
+    if (!quiet) console::result("report: " + report_path + "  logs: " + opts.log_dir + "/");
   }
   std::lock_guard<std::mutex> lock(stop_mu);
   running = nullptr;
@@ -268,7 +270,8 @@ const command_registrar reg{
     {"run", "run the jobs of a config on an in-process heterogeneous cluster",
      "usage: troupe run CONFIG [--set PATH=VALUE ...] [--report FILE.json] [--log-dir DIR] "
      "[--resume DIR] [--inject SPEC ...] [--fault-soak N] [--listen HOST:PORT [--wait-agents N]\n"
-     "[--agent-wait SECONDS] [--state DIR] [--token T | --insecure]] [--http HOST:PORT]\n"
+     "[--agent-wait SECONDS] [--state DIR] [--token T | --insecure] [--control-port P]\n"
+     "[--data-ports LO-HI]] [--http HOST:PORT]\n"
      "[--quiet]\n\n"
      "  --set PATH=VALUE  override a config key by dotted path (jobs.0.epochs=1,\n"
      "                    cluster.groups.1.slowdown=4); repeatable\n"
@@ -278,14 +281,18 @@ const command_registrar reg{
      "  --resume DIR      continue each job from its newest valid checkpoint in DIR/JOB/\n"
      "                    (a torn or corrupt one is skipped; none: the job starts fresh)\n"
      "  --quiet           no progress line or log lines; only the summary\n"
-     "  --log-format F    text (default) or json: each log line, in the job files and on\n"
-     "                    stdout, one JSON object (time, level, job, generation, step,\n"
+     "  --log-format F    text (default) or json: each line of the job files, of stdout and\n"
+     "                    of stderr one JSON object (time, level, job, generation, step,\n"
      "                    message); no progress line\n"
      "  --inject SPEC     inject a fault (kill:GROUP/INDEX@STEP, hang:GROUP/INDEX@STEP[+SECONDS],\n"
      "                    drop:..., slow:..., partition:GROUP@FIRST-LAST); repeatable\n"
      "  --fault-soak N    N random faults over each job's steps, drawn from the job seed\n"
      "  --listen H:P      accept agents (troupe agent --join H:P) on this address; port 0\n"
      "                    picks a free one (logged as [agents] listening for agents on H:P)\n"
+     "  --control-port P  with --listen: the port agents hold their control connection on\n"
+     "                    (default: a free one, which they learn when they join)\n"
+     "  --data-ports LO-HI  the ports tcp data links between hosts bind here (default: any\n"
+     "                    free one); open them, --listen's and --control-port's to agents\n"
      "  --wait-agents N   with --listen: start the jobs once N agents joined (at most\n"
      "                    --agent-wait seconds, default 60; then exit 1)\n"
      "  --state DIR       with --listen or --http: the cluster's CA, certificates and token,\n"

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "apps/command.hpp"
+#include "apps/console.hpp"
 #include "core/error.hpp"
 
 namespace troupe::apps {
@@ -66,13 +67,15 @@ int main(int argc, char** argv) {
     std::cout << found->usage << '\n';
     return exit_ok;
   }
+  // Text until the command reads its --log-format; an error then reads "troupe run: ...".
+  console::configure("troupe " + found->name, console::format::text);
   try {
     return found->run(rest);
   } catch (const troupe::input_error& e) {
-    std::cerr << "troupe " << found->name << ": " << e.what() << '\n';
+    console::error(e.what());
     return exit_bad_input;
   } catch (const std::exception& e) {
-    std::cerr << "troupe " << found->name << ": " << e.what() << '\n';
+    console::error(e.what());
     return exit_failed;
   }
 }

@@ -213,6 +213,7 @@ job_service::job_service(service_options o) : st_(std::make_unique<state>()) {
   ro.log_dir = st.log_dir;
   ro.resume_dir = st.checkpoint_root;
   ro.listen = st.opts.listen;
+  ro.control_port = st.opts.control_port;
   ro.join_token = st.opts.join_token;
   ro.state_dir = st.opts.state_dir;
   ro.insecure = st.opts.insecure;

@@ -40,6 +40,7 @@ struct service_options {
   std::string state_dir;     // the database, the logs, the checkpoints and the cluster
   std::string cluster_file;  // a file with `cluster:`; empty: the one kept from the last start
   std::string listen = "127.0.0.1:7070";  // where agents join
+  std::uint16_t control_port = 0;         // agents' control connection (0: a free one)
   std::string join_token;
   bool insecure = false;
   std::string agent_program;  // the troupe executable, for `process: separate` groups

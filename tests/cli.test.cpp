@@ -5,7 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -25,9 +28,7 @@ outcome run_troupe(const std::string& args) {
 }
 
 fs::path write(const std::string& name, const std::string& text) {
-  auto p = scratch() / name;
-  std::ofstream(p) << text;
-  return p;
+  return write_file(scratch(), name, text);
 }
 
 const char* good =
@@ -56,7 +57,6 @@ nlohmann::json run_for_report(const fs::path& config, const std::string& args,
 }  // namespace
 
 TEST_CASE("troupe run: malformed configs exit 2 before any training") {
-  REQUIRE_MESSAGE(fs::exists(troupe_binary()), "build the troupe target first");
   std::string base = good;
   struct bad_case {
     std::string name, from, to, says;
@@ -195,6 +195,43 @@ TEST_CASE("troupe run --log-format json: every line of the job's log is one JSON
   CHECK(lines > 5);
   CHECK(steps == 5);
   CHECK(run_troupe(write("json2.yaml", good).string() + " --log-format xml").code == 2);
+  fs::remove_all(scratch());
+}
+
+// Each line of `text` one JSON object of the log's keys; the levels seen, and the messages.
+std::pair<std::set<std::string>, std::string> json_lines(const std::string& text) {
+  std::set<std::string> levels;
+  std::string messages;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    REQUIRE_MESSAGE(j.is_object(), line);
+    CHECK_MESSAGE(j.contains("time"), line);
+    levels.insert(j.value("level", "?"));
+    messages += j.value("message", "") + "\n";
+  }
+  return {levels, messages};
+}
+
+TEST_CASE("troupe run --log-format json: stdout and stderr too, the summary and errors included") {
+  const auto o = run_troupe(write("console.yaml", good).string() + " --log-format json " +
+                            "--log-dir " + (scratch() / "console-logs").string());
+  CAPTURE(o.err);
+  REQUIRE(o.code == 0);
+  const auto [out_levels, out] = json_lines(read_file(scratch() / "stdout.txt"));
+  CHECK(out.find("tiny: completed  steps 5") != std::string::npos);
+  CHECK(out.find("peak RSS") != std::string::npos);
+  CHECK(out_levels.count("info") == 1);
+  json_lines(o.err);  // every stderr line, if any, is JSON too
+
+  // An error before anything runs: one JSON line on stderr, level error, naming the file.
+  const auto bad =
+      run_troupe(write("console-bad.yaml", "cluster: [\n").string() + " --log-format json");
+  CHECK(bad.code == 2);
+  const auto [err_levels, err] = json_lines(bad.err);
+  CHECK(err_levels == std::set<std::string>{"error"});
+  CHECK(err.find("troupe run: ") == 0);
+  CHECK(err.find("console-bad.yaml") != std::string::npos);
   fs::remove_all(scratch());
 }
 

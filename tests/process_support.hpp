@@ -2,9 +2,14 @@
 // Background processes for the multi-process tests: `troupe ARGS` started with its output in
 // files, polled for a line, waited for with a deadline and killed (with its group) when the test
 // is done with it, so no test leaves a process behind.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <doctest/doctest.h>
 
 #include <chrono>
 #include <cstdio>
@@ -102,5 +107,20 @@ class troupe_process {
   pid_t pid_ = -1;
   std::optional<int> code_;
 };
+
+// A port nobody listens on now (the kernel's pick, released), for a flag that takes a fixed
+// port: the service binds its ports anew at each restart, a run its --control-port.
+inline int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
 
 }  // namespace troupe::testing

@@ -5,6 +5,8 @@
 // every port while its job trains on.
 #include <httplib.h>
 
+#include <algorithm>
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -170,12 +172,15 @@ TEST_CASE(
   const auto state = scratch / "j-state";
   const auto report = scratch / "j-report.json";
   const int steps = 400;
-  troupe_process run(
-      scratch, "j-run",
-      {"run", write_config(steps, 0.05), "--listen", "127.0.0.1:0", "--wait-agents", "1",
-       "--agent-wait", "120", "--http", "127.0.0.1:0", "--state", state.string(), "--report",
-       report.string(), "--log-dir", (scratch / "j-logs").string()});
+  // The control port pinned, as behind a firewall.
+  const int control = free_port();
+  troupe_process run(scratch, "j-run",
+                     {"run", write_config(steps, 0.05), "--listen", "127.0.0.1:0", "--wait-agents",
+                      "1", "--agent-wait", "120", "--http", "127.0.0.1:0", "--state",
+                      state.string(), "--report", report.string(), "--log-dir",
+                      (scratch / "j-logs").string(), "--control-port", std::to_string(control)});
   const int join = port_after(run, "listening for agents on 127.0.0.1:");
+  CHECK(port_after(run, "hold a control connection to port ") == control);
   const int http = port_after(run, "dashboard on https://127.0.0.1:");
   troupe_process agent(scratch, "j-agent",
                        {"agent", "--join", "127.0.0.1:" + std::to_string(join), "--name", "far",
@@ -194,6 +199,7 @@ TEST_CASE(
       ports.push_back(l.port);
     }
   MESSAGE("listening on loopback: " << ports.size() << " ports");
+  CHECK(std::count(ports.begin(), ports.end(), control) == 1);
   CHECK(ports.size() >= 4);  // join, control, http, the agent's metrics
 
   // HTTP: no token, 401; the token, 200; the probes need none.

@@ -31,21 +31,6 @@ inline const std::filesystem::path& service_scratch() {
   return dir;
 }
 
-// A port nobody listens on now (the kernel's pick, released): the service binds it at each
-// start, so that agents and clients find it again after a restart.
-inline int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 // Groups a1..a3 are agents' (sim devices of a fixed speed, so a job's length does not depend on
 // the machine's load: 32 rows at 0.3 ms each, about 10 ms a step); s1 and s2 compute in the
 // service's own process.

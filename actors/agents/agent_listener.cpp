@@ -30,12 +30,15 @@ agent_listener listen_for_agents(caf::actor_system& sys, const agent_listen_opti
   o.notify = options.notify;
   const auto tickets = o.tickets;
   out.registry = sys.spawn(agent_registry, std::move(o));
-  // The control port: a free one on the same interface; agents learn it at the join endpoint.
-  auto bound = options.keys ? caf::openssl::publish(out.registry, 0, where.host.c_str(), true)
-                            : sys.middleman().publish(out.registry, 0, where.host.c_str(), true);
+  // The control port, on the same interface: the one asked for, else a free one; agents learn
+  // it at the join endpoint.
+  const auto port = options.control_port;
+  auto bound = options.keys ? caf::openssl::publish(out.registry, port, where.host.c_str(), true)
+                            : sys.middleman().publish(out.registry, port, where.host.c_str(), true);
   if (!bound) {
     caf::anon_send_exit(out.registry, caf::exit_reason::user_shutdown);
     throw runtime_failure("--listen " + options.address +
+                          (port ? " (--control-port " + std::to_string(port) + ")" : "") +
                           ": cannot listen: " + failure_text(sys, bound.error()));
   }
   out.control_port = *bound;

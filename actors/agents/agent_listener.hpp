@@ -18,6 +18,7 @@ namespace troupe::actors {
 
 struct agent_listen_options {
   std::string address;                       // HOST:PORT of the join endpoint (port 0: a free one)
+  std::uint16_t control_port = 0;            // the registry's (0: a free one)
   std::shared_ptr<const cluster_keys> keys;  // null: --insecure (no TLS, no token)
   std::function<std::string()> token;        // the token agents must bring (with keys)
   int wait_agents = 0;

@@ -226,7 +226,62 @@ std::string ipc_address(const std::string& prefix, int from, int to) {
 
 namespace {
 std::atomic<bool> curve_default{true};
+
+std::mutex data_ports_mu;
+port_range data_ports_default;
+
+// Binds `pull` on tcp://HOST: any free port, or the first free one of the range (starting at a
+// random place in it, so that ranks binding at once rarely try the same port twice).
+void bind_tcp(zmq::socket_t& pull, const std::string& host, port_range r) {
+  if (r.any()) {
+    pull.bind("tcp://" + host + ":*");
+    return;
+  }
+  const unsigned span = static_cast<unsigned>(r.last - r.first) + 1;
+  const unsigned start = static_cast<unsigned>(std::random_device{}()) % span;
+  for (unsigned i = 0; i < span; ++i) {
+    const unsigned port = r.first + (start + i) % span;
+    try {
+      pull.bind("tcp://" + host + ":" + std::to_string(port));
+      return;
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EADDRINUSE) throw;
+    }
+  }
+  throw runtime_failure("--data-ports " + std::to_string(r.first) + "-" + std::to_string(r.last) +
+                        ": every port is taken on " + host);
+}
+
 }  // namespace
+
+void set_data_ports(port_range r) {
+  std::lock_guard<std::mutex> lock(data_ports_mu);
+  data_ports_default = r;
+}
+
+port_range data_ports() {
+  std::lock_guard<std::mutex> lock(data_ports_mu);
+  return data_ports_default;
+}
+
+port_range parse_port_range(const std::string& text, const std::string& flag) {
+  const auto dash = text.find('-');
+  long lo = -1, hi = -1;
+  try {
+    std::size_t used = 0;
+    if (dash != std::string::npos) {
+      lo = std::stol(text.substr(0, dash), &used);
+      if (used != dash) lo = -1;
+      hi = std::stol(text.substr(dash + 1), &used);
+      if (used != text.size() - dash - 1) hi = -1;
+    }
+  } catch (const std::logic_error&) {
+    lo = -1;
+  }
+  if (lo < 1 || hi < lo || hi > 65535)
+    throw input_error(flag + " '" + text + "': expected LO-HI, ports 1 to 65535 with LO <= HI");
+  return {static_cast<std::uint16_t>(lo), static_cast<std::uint16_t>(hi)};
+}
 
 void set_curve_by_default(bool on) {
   curve_default = on;
@@ -261,8 +316,10 @@ communicator zmq_connect(const zmq_connect_options& options) {
       pull.set(zmq::sockopt::curve_secretkey, std::string(secret_key, 40));
     }
     pull.set(zmq::sockopt::rcvhwm, 0);  // the algorithm bounds what is in flight
-    pull.bind(options.scheme == zmq_scheme::tcp ? "tcp://" + options.host + ":*"
-                                                : ipc_address(options.prefix, peer, options.rank));
+    if (options.scheme == zmq_scheme::tcp)
+      bind_tcp(pull, options.host, options.ports);
+    else
+      pull.bind(ipc_address(options.prefix, peer, options.rank));
     const std::string bound = pull.get(zmq::sockopt::last_endpoint);
     // An abstract name ("ipc://@...") has no file to remove.
     ipc_paths.push_back(options.scheme == zmq_scheme::ipc && bound.rfind("ipc:///", 0) == 0

@@ -2,12 +2,15 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 
 #include "collectives/allreduce.hpp"
 #include "collectives/broadcast.hpp"
 #include "collectives/memory_store.hpp"
 #include "collectives/testing.hpp"
+#include "core/error.hpp"
 
 using namespace troupe::collectives;
 using namespace std::chrono_literals;
@@ -159,4 +162,52 @@ TEST_CASE("receive_into refuses a payload of another size, an empty one included
     });
     CHECK(error.find("rank 0") != std::string::npos);
   }
+}
+
+TEST_CASE("--data-ports: tcp links bind inside the range, and a range with no free port fails") {
+  // A range far from the kernel's ephemeral one, wide enough that ports other processes hold
+  // are skipped; 3 ranks bind 2 receiving sockets each.
+  const std::uint16_t first = 23000 + static_cast<std::uint16_t>(::getpid() % 2000) * 2;
+  const port_range range{first, static_cast<std::uint16_t>(first + 40)};
+  memory_store store;
+  auto errors = run_ranks(3, [&](int rank) {
+    zmq_connect_options o;
+    meet_at(o, store, rank, 3, "ports", deadline_in(10s));
+    o.ports = range;
+    communicator comm = zmq_connect(o);
+    std::vector<float> data = pattern_data(rank, 100);
+    allreduce(allreduce_in(comm, data, 10s));
+  });
+  CHECK(testing::first_failure(errors, std::vector<std::size_t>(3, 0)) == "");
+  int checked = 0;
+  for (int from = 0; from < 3; ++from)
+    for (int to = 0; to < 3; ++to) {
+      if (from == to) continue;
+      const auto address =
+          store.get("ports/zmq/" + std::to_string(from) + "->" + std::to_string(to));
+      REQUIRE(address);
+      const auto colon = address->rfind(':', address->find(" curve:"));
+      const int port = std::stoi(address->substr(colon + 1));
+      CAPTURE(*address);
+      CHECK(port >= range.first);
+      CHECK(port <= range.last);
+      ++checked;
+    }
+  CHECK(checked == 6);
+
+  // One port for two ranks: the second to bind cannot, and says which range.
+  memory_store small;
+  auto refused = run_ranks(2, [&](int rank) {
+    zmq_connect_options o;
+    meet_at(o, small, rank, 2, "full", deadline_in(2s));
+    o.ports = {range.first, range.first};
+    zmq_connect(o);
+  });
+  const auto text = refused[0] + refused[1];
+  CHECK(text.find("--data-ports " + std::to_string(range.first) + "-" +
+                  std::to_string(range.first) + ": every port is taken") != std::string::npos);
+
+  CHECK(parse_port_range("7100-7199", "--data-ports").last == 7199);
+  for (const char* bad : {"7100", "7199-7100", "0-10", "1-70000", "a-b", "7100-7199x"})
+    CHECK_THROWS_AS(parse_port_range(bad, "--data-ports"), troupe::input_error);
 }
