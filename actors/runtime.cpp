@@ -240,11 +240,11 @@ void runtime::start() {
     lo.control_port = impl_->opts.control_port;
     lo.wait_agents = impl_->opts.wait_agents;
     lo.wait_seconds = impl_->opts.agent_wait_seconds;
-    lo.t0 = tmo_t0;
-    lo.directory = impl_->directory;
-    lo.notify = impl_->tm;
+    lo.registry.t0 = tmo_t0;
+    lo.registry.directory = impl_->directory;
+    lo.registry.notify = impl_->tm;
     for (const auto& g : actors::agent_groups(impl_->cfg.cluster))
-      lo.groups.push_back({g.name, g.device, g.count});
+      lo.registry.groups.push_back({g.name, g.device, g.count});
     // Children join where the run listens: loopback unless --listen names one address.
     auto child_host = parse_join(impl_->opts.listen, "--listen", true).host;
     if (child_host.empty() || child_host == "0.0.0.0" || child_host == "::" || child_host == "[::]")
@@ -256,7 +256,7 @@ void runtime::start() {
             caf::anon_send(hub, msg::log_line{0, 0, "agents", line, {}, 0, 0.0, -1.0});
           });
     };
-    lo.log = [hub = impl_->hub](const std::string& line) {
+    lo.registry.log = [hub = impl_->hub](const std::string& line) {
       caf::anon_send(hub, msg::log_line{0, 0, "agents", line, {}, 0, 0.0, -1.0});
     };
     const auto l = actors::listen_for_agents(*impl_->sys, lo);

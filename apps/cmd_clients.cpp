@@ -48,6 +48,30 @@ std::string wait_for_end(const api_client& api, const std::string& id) {
   }
 }
 
+const char* server_help =
+    "  --server URL   the service's HTTP API (TROUPE_SERVER; default https://127.0.0.1:7080)\n"
+    "  --token T      the cluster's token (TROUPE_TOKEN; else STATE/token)\n"
+    "  --ca FILE      the cluster CA's certificate (TROUPE_CA; else STATE/tls/ca.crt)\n"
+    "  --state DIR    the service's state directory on this machine (TROUPE_STATE;\n"
+    "                 default ./troupe-state)\n\n"
+    "exit: 0 done, 2 refused by the service (bad file, unknown job), 1 the service is\n"
+    "unreachable or failed";
+
+// An action on the service (cancel, inject, drain): POST `body` to `path`, then say what was
+// done, `said`.
+int act(const args& a, const std::string& path, const json& body, const std::string& said) {
+  api_client(a).post(path, body);
+  std::printf("%s\n", said.c_str());
+  return exit_ok;
+}
+
+// A client command: its own usage lines, then the flags every client shares.
+command_registrar client_command(const char* name, const char* summary, const char* usage,
+                                 int (*run)(const std::vector<std::string>&),
+                                 const flag_set& flags) {
+  return command_registrar{{name, summary, std::string(usage) + "\n" + server_help, run, flags}};
+}
+
 const flag_set submit_flags = client_flags({"wait"}, {"set"});
 
 int submit(const std::vector<std::string>& argv) {
@@ -88,6 +112,12 @@ int submit(const std::vector<std::string>& argv) {
   }
   return code;
 }
+const command_registrar reg_submit = client_command(
+    "submit", "submit a jobs-only YAML file to a running troupe serve; prints the job ids",
+    "usage: troupe submit FILE.yaml [--set PATH=VALUE ...] [--wait] [--server URL]\n\n"
+    "  --set PATH=VALUE  override a key of the file (jobs.0.epochs=1); repeatable\n"
+    "  --wait            wait until the jobs end (exit 1 unless all completed)\n",
+    submit, submit_flags);
 
 const flag_set status_flags = client_flags({"json"});
 
@@ -128,6 +158,9 @@ int status(const std::vector<std::string>& argv) {
                 text_of(job, "step").c_str(), text_of(job, "reason").c_str());
   return exit_ok;
 }
+const command_registrar reg_status = client_command(
+    "status", "the service's jobs (queued in start order), or one job with its history",
+    "usage: troupe status [JOB] [--json] [--server URL]\n", status, status_flags);
 
 const flag_set logs_flags = client_flags({"follow"});
 
@@ -147,16 +180,20 @@ int logs(const std::vector<std::string>& argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
 }
+const command_registrar reg_logs =
+    client_command("logs", "a job's log; --follow streams it until the job ends",
+                   "usage: troupe logs JOB [--follow] [--server URL]\n", logs, logs_flags);
 
 const flag_set cancel_flags = client_flags();
 
 int cancel(const std::vector<std::string>& argv) {
   const args a(argv, cancel_flags);
   const auto id = job_id(a, "troupe cancel JOB");
-  api_client(a).post("/api/v1/jobs/" + id + "/cancel", json::object());
-  std::printf("%s: cancelling\n", id.c_str());
-  return exit_ok;
+  return act(a, "/api/v1/jobs/" + id + "/cancel", json::object(), id + ": cancelling");
 }
+const command_registrar reg_cancel =
+    client_command("cancel", "cancel a job (a running one at its next step boundary)",
+                   "usage: troupe cancel JOB [--server URL]\n", cancel, cancel_flags);
 
 const flag_set inject_flags = client_flags();
 
@@ -165,10 +202,14 @@ int inject(const std::vector<std::string>& argv) {
   if (a.positionals().size() != 2)
     throw input_error("expected a JOB and a SPEC (usage: troupe inject JOB SPEC, e.g. kill:cpu/1)");
   const auto id = job_id(a, "troupe inject JOB SPEC");
-  api_client(a).post("/api/v1/jobs/" + id + "/inject", {{"spec", a.positionals()[1]}});
-  std::printf("%s: injected %s\n", id.c_str(), a.positionals()[1].c_str());
-  return exit_ok;
+  const auto& spec = a.positionals()[1];
+  return act(a, "/api/v1/jobs/" + id + "/inject", {{"spec", spec}}, id + ": injected " + spec);
 }
+const command_registrar reg_inject = client_command(
+    "inject", "inject a fault into a running job (kill:cpu/1, hang:..., drop:..., partition:...)",
+    "usage: troupe inject JOB SPEC [--server URL]\n\n"
+    "SPEC is the grammar of troupe run --inject; without @STEP it fires at the next step.\n",
+    inject, inject_flags);
 
 const flag_set agents_flags = client_flags({"json"});
 
@@ -189,6 +230,9 @@ int agents(const std::vector<std::string>& argv) {
         ag.contains("lost_reason") ? ("  (" + text_of(ag, "lost_reason") + ")").c_str() : "");
   return exit_ok;
 }
+const command_registrar reg_agents =
+    client_command("agents", "the agents that joined the service: group, devices, health",
+                   "usage: troupe agents [--json] [--server URL]\n", agents, agents_flags);
 
 const flag_set drain_flags = client_flags();
 
@@ -198,57 +242,11 @@ int drain(const std::vector<std::string>& argv) {
     throw input_error(
         "expected one AGENT name (usage: troupe drain AGENT; troupe agents lists them)");
   const auto name = checked_name(a.positionals()[0], "an agent name (troupe agents lists them)");
-  api_client(a).post("/api/v1/agents/" + name + "/drain", json::object());
-  std::printf("%s: drained\n", name.c_str());
-  return exit_ok;
+  return act(a, "/api/v1/agents/" + name + "/drain", json::object(), name + ": drained");
 }
-
-const char* server_help =
-    "  --server URL   the service's HTTP API (TROUPE_SERVER; default https://127.0.0.1:7080)\n"
-    "  --token T      the cluster's token (TROUPE_TOKEN; else STATE/token)\n"
-    "  --ca FILE      the cluster CA's certificate (TROUPE_CA; else STATE/tls/ca.crt)\n"
-    "  --state DIR    the service's state directory on this machine (TROUPE_STATE;\n"
-    "                 default ./troupe-state)\n\n"
-    "exit: 0 done, 2 refused by the service (bad file, unknown job), 1 the service is\n"
-    "unreachable or failed";
-
-// The client commands: each one's own usage lines, then the flags every client shares.
-struct client_command {
-  const char* name;
-  const char* summary;
-  const char* usage;
-  int (*run)(const std::vector<std::string>&);
-  const flag_set* flags;
-};
-
-const client_command clients[] = {
-    {"submit", "submit a jobs-only YAML file to a running troupe serve; prints the job ids",
-     "usage: troupe submit FILE.yaml [--set PATH=VALUE ...] [--wait] [--server URL]\n\n"
-     "  --set PATH=VALUE  override a key of the file (jobs.0.epochs=1); repeatable\n"
-     "  --wait            wait until the jobs end (exit 1 unless all completed)\n",
-     submit, &submit_flags},
-    {"status", "the service's jobs (queued in start order), or one job with its history",
-     "usage: troupe status [JOB] [--json] [--server URL]\n", status, &status_flags},
-    {"logs", "a job's log; --follow streams it until the job ends",
-     "usage: troupe logs JOB [--follow] [--server URL]\n", logs, &logs_flags},
-    {"cancel", "cancel a job (a running one at its next step boundary)",
-     "usage: troupe cancel JOB [--server URL]\n", cancel, &cancel_flags},
-    {"inject", "inject a fault into a running job (kill:cpu/1, hang:..., drop:..., partition:...)",
-     "usage: troupe inject JOB SPEC [--server URL]\n\n"
-     "SPEC is the grammar of troupe run --inject; without @STEP it fires at the next step.\n",
-     inject, &inject_flags},
-    {"drain", "drain an agent: its work moves to the other agents, then it exits 0",
-     "usage: troupe drain AGENT [--server URL]\n", drain, &drain_flags},
-    {"agents", "the agents that joined the service: group, devices, health",
-     "usage: troupe agents [--json] [--server URL]\n", agents, &agents_flags},
-};
-
-const bool registered = [] {
-  for (const auto& c : clients)
-    command_registrar{
-        {c.name, c.summary, std::string(c.usage) + "\n" + server_help, c.run, *c.flags}};
-  return true;
-}();
+const command_registrar reg_drain =
+    client_command("drain", "drain an agent: its work moves to the other agents, then it exits 0",
+                   "usage: troupe drain AGENT [--server URL]\n", drain, drain_flags);
 
 }  // namespace
 }  // namespace troupe::apps

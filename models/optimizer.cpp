@@ -1,8 +1,9 @@
 #include <cmath>
-#include <map>
+#include <iterator>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/kinds.hpp"
 #include "models/optimizer_base.hpp"
 
 namespace troupe::models {
@@ -62,23 +63,20 @@ void validate(const optimizer_spec& s) {
 }  // namespace
 
 std::unique_ptr<optimizer> make_optimizer(const optimizer_spec& spec, std::size_t size) {
+  // One factory per kind of the config's closed set (core/kinds.hpp), in its order: a kind
+  // added there and not here fails to compile rather than at a user's run.
   using factory = std::unique_ptr<optimizer> (*)(const optimizer_spec&, std::size_t);
-  static const std::map<std::string, factory> kinds = {
-      {"sgd", optimizers::make_sgd},
-      {"momentum", optimizers::make_momentum},
-      {"adam", optimizers::make_adam},
-      {"adamw", optimizers::make_adamw},
-      {"adabelief", optimizers::make_adabelief},
-      {"max-adabelief", optimizers::make_max_adabelief},
-  };
-  const auto it = kinds.find(spec.kind);
-  if (it == kinds.end()) {
-    std::string known;
-    for (const auto& [k, _] : kinds) known += (known.empty() ? "" : ", ") + k;
-    throw input_error("unknown optimizer kind '" + spec.kind + "' (known: " + known + ")");
-  }
+  static constexpr factory factories[] = {
+      optimizers::make_sgd,   optimizers::make_momentum,  optimizers::make_adam,
+      optimizers::make_adamw, optimizers::make_adabelief, optimizers::make_max_adabelief};
+  static_assert(std::size(factories) ==
+                static_cast<std::size_t>(optimizer_kind::max_adabelief) + 1);
+  const auto kind = parse_name<optimizer_kind>(spec.kind);
+  if (!kind)
+    throw input_error("unknown optimizer kind '" + spec.kind +
+                      "' (known: " + names_listed<optimizer_kind>() + ")");
   validate(spec);
-  return it->second(spec, size);
+  return factories[static_cast<std::size_t>(*kind)](spec, size);
 }
 
 }  // namespace troupe::models

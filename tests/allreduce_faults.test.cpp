@@ -56,15 +56,20 @@ troupe::job_report migrated(const std::string& fault, std::size_t worker, std::i
   return r;
 }
 
+// A worker killed by `fault` (a faults[] entry) and restarted (the default for a crash).
+troupe::job_report restarted(const std::string& fault) {
+  const auto r = run("      - " + fault + "\n");
+  check_failures(r, 1, {{"crash", 1}});
+  CHECK(r.faults.restarts >= 1);
+  check_same_model(r);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("allreduce: a worker killed mid-run is restarted, and the model is the fault-free one") {
   REQUIRE(baseline().faults.failures == 0);
-  const auto r = run("      - {step: 20, action: kill, target: cpu/1}\n");
-  check_failures(r, 1, {{"crash", 1}});
-  CHECK(r.faults.restarts >= 1);
-  CHECK(r.workers[1].steps >= 20);
-  check_same_model(r);
+  CHECK(restarted("{step: 20, action: kill, target: cpu/1}").workers[1].steps >= 20);
 }
 
 TEST_CASE("allreduce: a worker migrated away mid-run leaves the others the same model") {
@@ -79,10 +84,7 @@ TEST_CASE("allreduce: rank 0 migrated away: the job's copy of the parameters fol
 
 TEST_CASE("allreduce: a worker killed as the reduction reaches it: the step runs again") {
   // It never contributes, so nobody can complete the reduction: every survivor drops it.
-  const auto r = run("      - {step: 20, action: kill, target: cpu/1, phase: reduce}\n");
-  check_failures(r, 1, {{"crash", 1}});
-  CHECK(r.faults.restarts >= 1);
-  check_same_model(r);
+  restarted("{step: 20, action: kill, target: cpu/1, phase: reduce}");
 }
 
 TEST_CASE("allreduce: a worker killed after the reduction, before it applies: the others did") {
@@ -102,8 +104,6 @@ TEST_CASE("allreduce: every member killed after the reduction: the step counts o
 }
 
 TEST_CASE("allreduce: rank 0 killed as the reduction reaches it, restarted") {
-  const auto r = run("      - {step: 30, action: kill, target: cpu/0, phase: reduce}\n");
-  CHECK(r.faults.failures_by_class.at("crash") == 1);
-  check_same_model(r);
+  const auto r = restarted("{step: 30, action: kill, target: cpu/0, phase: reduce}");
   CHECK(r.test_loss == doctest::Approx(baseline().test_loss).epsilon(1e-4));
 }

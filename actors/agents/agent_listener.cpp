@@ -16,18 +16,13 @@ agent_listener listen_for_agents(caf::actor_system& sys, const agent_listen_opti
   agent_listener out;
   const auto where = parse_join(options.address, "--listen", true);
   const auto log = [&](const std::string& line) {
-    if (options.log) options.log(line);
+    if (options.registry.log) options.registry.log(line);
   };
-  agent_registry_options o;
+  agent_registry_options o = options.registry;
   o.version = troupe_version();
   o.tickets = std::make_shared<join_tickets>();
   o.middleman = options.keys ? tls_middleman(sys) : sys.middleman().actor_handle();
   o.records = out.records;
-  o.t0 = options.t0;
-  o.log = options.log;
-  o.groups = options.groups;
-  o.directory = options.directory;
-  o.notify = options.notify;
   const auto tickets = o.tickets;
   out.registry = sys.spawn(agent_registry, std::move(o));
   // The control port, on the same interface: the one asked for, else a free one; agents learn
@@ -48,7 +43,7 @@ agent_listener listen_for_agents(caf::actor_system& sys, const agent_listen_opti
   jo.token = options.token;
   jo.control_port = out.control_port;
   jo.tickets = tickets;
-  jo.log = options.log;
+  jo.log = options.registry.log;
   try {
     out.endpoint = std::make_shared<join_endpoint>(std::move(jo));
   } catch (const std::exception& e) {

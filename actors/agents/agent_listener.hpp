@@ -23,13 +23,12 @@ struct agent_listen_options {
   std::function<std::string()> token;        // the token agents must bring (with keys)
   int wait_agents = 0;
   double wait_seconds = 60.0;
-  std::function<void(const std::string&)> log;
-  std::vector<expected_group> groups;          // the config's agent groups (empty: any group)
-  std::shared_ptr<agent_directory> directory;  // filled as agents join (optional)
-  caf::actor notify;                           // told of every join (the task manager)
+  // The registry's: the caller's log (the listener's own lines go there too), the config's
+  // agent groups, the directory and the task manager to tell of joins, and the run's start.
+  // The listener fills in the version, tickets, middleman and records.
+  agent_registry_options registry;
   // Called once the port is bound, before the wait: where `troupe run` starts its child agents.
   std::function<void(std::uint16_t port)> on_listening;
-  steady::time_point t0 = steady::now();  // the run's start
 };
 
 struct agent_listener {

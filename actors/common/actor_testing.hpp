@@ -32,6 +32,19 @@ struct deterministic_system {
   }
 };
 
+// A job's actor under test on the deterministic scheduler: `job_actor` stands in for the job
+// (what the actor sends it comes back there), and `actor` is stopped when the test ends.
+struct job_stand_in : deterministic_system {
+  caf::scoped_actor job_actor{sys, true};
+  caf::actor actor;
+
+  ~job_stand_in() {
+    if (!actor) return;
+    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+};
+
 // One job, a small MLP on synthetic blobs over `cpus` cpu devices: enough for an actor's test to
 // plan and compute real steps, and quick to load.
 inline config::job_config small_mlp_job(const std::string& name, int cpus, int samples,

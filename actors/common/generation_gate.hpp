@@ -10,7 +10,8 @@ namespace troupe::actors {
 
 class generation_gate {
  public:
-  explicit generation_gate(msg::job_id job = 0, msg::generation_id generation = 1)
+  generation_gate() = default;  // job 0 at generation 1, until the actor knows its job
+  explicit generation_gate(msg::job_id job, msg::generation_id generation)
       : job_(job), epoch_(generation) {}
 
   // True when the message belongs to this job's current generation; counts it as dropped otherwise.
@@ -49,8 +50,8 @@ class generation_gate {
   std::int64_t dropped() const { return dropped_; }
 
  private:
-  msg::job_id job_;
-  msg::generation_id epoch_;
+  msg::job_id job_ = 0;
+  msg::generation_id epoch_ = 1;
   std::int64_t dropped_ = 0;
 };
 

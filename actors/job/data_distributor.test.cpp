@@ -27,12 +27,11 @@ struct plan_reply {
   msg::local_ref<msg::index_list> indices;
 };
 
-struct fixture : testing::deterministic_system {
-  caf::scoped_actor job_actor;  // stands in for the job: the plans come back to it
-  caf::actor dist;
+struct fixture : testing::job_stand_in {
+  caf::actor& dist = actor;  // the plans come back to job_actor
   std::size_t train_n = 0;
 
-  fixture() : job_actor(sys, true) {
+  fixture() {
     dist = sys.spawn(data_distributor, job, generation,
                      testing::small_mlp_job("dist", 3, 1000, batch), std::int64_t{0});
     sched.run();
@@ -45,10 +44,6 @@ struct fixture : testing::deterministic_system {
         },
         caf::after(std::chrono::seconds(0)) >> [] { FAIL("no data bundle"); });
     REQUIRE(train_n > 0);
-  }
-  ~fixture() {
-    caf::anon_send_exit(dist, caf::exit_reason::user_shutdown);
-    sched.run();
   }
 
   void split(msg::generation_id e, std::vector<double> weights) {

@@ -49,23 +49,18 @@ struct done_reply {
   msg::local_ref<msg::grad_buffer> grad;
 };
 
-struct fixture : testing::deterministic_system {
-  caf::scoped_actor job_actor;  // stands in for the job: the answers come back to it
+struct fixture : testing::job_stand_in {
   std::shared_ptr<worker_setup> setup = make_setup();
-  caf::actor worker;
+  caf::actor& worker = actor;  // the answers come back to job_actor
   std::optional<msg::worker_ready> ready;
 
-  fixture() : job_actor(sys, true) {
+  fixture() {
     worker = sys.spawn(device_worker, caf::actor{job_actor},
                        msg::spawn_worker{job, generation, rank, 1, "cpu/1"},
                        msg::local_ref<worker_setup>{setup});
     sched.run();
     job_actor->receive([&](const msg::worker_ready& r) { ready = r; },
                        caf::after(std::chrono::seconds(0)) >> [] {});
-  }
-  ~fixture() {
-    caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
-    sched.run();
   }
 
   template <class... Ts>

@@ -166,15 +166,9 @@ class inproc_link final : public peer_link {
 
 }  // namespace
 
-inproc_hub::inproc_hub(int size) {
-  if (size < 1) throw input_error("inproc_hub: size must be at least 1");
-  state_ = std::make_shared<inproc_hub_state>(size);
-}
+inproc_hub::inproc_hub(int size)
+    : rank_group(size, "inproc_hub"), state_(std::make_shared<inproc_hub_state>(size)) {}
 inproc_hub::~inproc_hub() = default;
-
-int inproc_hub::size() const {
-  return state_->size();
-}
 
 communicator inproc_hub::connect(int rank) {
   std::vector<std::shared_ptr<peer_link>> links(static_cast<std::size_t>(size()));

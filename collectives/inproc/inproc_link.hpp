@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "collectives/communicator.hpp"
+#include "collectives/inproc/rank_group.hpp"
 
 namespace troupe::collectives {
 
@@ -12,14 +13,11 @@ class inproc_hub_state;
 
 // One hub per group of in-process ranks; hand the same hub to every rank's thread.
 // This class is thread-safe.
-class inproc_hub {
+class inproc_hub : public rank_group {
  public:
   explicit inproc_hub(int size);
   ~inproc_hub();
-  inproc_hub(const inproc_hub&) = delete;
-  inproc_hub& operator=(const inproc_hub&) = delete;
 
-  int size() const;
   // A communicator for `rank` with a link to every other rank of the hub.
   communicator connect(int rank);
 

@@ -268,15 +268,10 @@ class shared_allreduce_state {
   std::size_t op_slot_ = 1;
 };
 
-shared_allreduce_group::shared_allreduce_group(int size) {
-  if (size < 1) throw input_error("shared_allreduce_group: size must be at least 1");
-  state_ = std::make_unique<shared_allreduce_state>(size);
-}
+shared_allreduce_group::shared_allreduce_group(int size)
+    : rank_group(size, "shared_allreduce_group"),
+      state_(std::make_unique<shared_allreduce_state>(size)) {}
 shared_allreduce_group::~shared_allreduce_group() = default;
-
-int shared_allreduce_group::size() const {
-  return state_->size();
-}
 shared_allreduce_result shared_allreduce_group::allreduce(const shared_allreduce_options& o) {
   return state_->allreduce(o);
 }

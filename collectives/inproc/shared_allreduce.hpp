@@ -35,6 +35,7 @@
 #include <memory>
 #include <vector>
 
+#include "collectives/inproc/rank_group.hpp"
 #include "collectives/op_control.hpp"
 #include "collectives/options.hpp"
 #include "core/span.hpp"
@@ -83,14 +84,11 @@ struct shared_allreduce_result {
 class shared_allreduce_state;
 
 // This class is thread-safe: rank r calls allreduce from its own thread only.
-class shared_allreduce_group {
+class shared_allreduce_group : public rank_group {
  public:
   explicit shared_allreduce_group(int size);
   ~shared_allreduce_group();
-  shared_allreduce_group(const shared_allreduce_group&) = delete;
-  shared_allreduce_group& operator=(const shared_allreduce_group&) = delete;
 
-  int size() const;
   shared_allreduce_result allreduce(const shared_allreduce_options& options);
   // Ranks waiting inside the current op right now (tests use it to abort an op in flight).
   int waiting() const;

@@ -46,9 +46,7 @@ class program {
   // troupe::runtime_failure with the CUDA error's text when the GPU refuses (no device, no
   // memory).
   program(const models::layer_program& p, const program_options& o);
-  ~program();
-  program(const program&) = delete;
-  program& operator=(const program&) = delete;
+  ~program();  // not copied: it owns its engine (e_) alone
 
   // As models::model::forward_backward: grad_sum gets the sum over the batch's samples. A batch
   // larger than max_batch grows the buffers. Only the gradient of this program's layers is
