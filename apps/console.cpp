@@ -82,12 +82,6 @@ format parse_format(const std::string& value) {
   throw input_error("--log-format must be text or json, got '" + value + "'");
 }
 
-bool json() {
-  auto& s = the();
-  std::lock_guard<std::mutex> lock(s.mu);
-  return s.fmt == format::json;
-}
-
 void info(const std::string& text) {
   to_err(spdlog::level::info, text);
 }

@@ -16,7 +16,6 @@ enum class format { text, json };
 void configure(const std::string& program, format f, bool quiet = false);
 // `--log-format`'s value: text or json, else input_error naming the flag.
 format parse_format(const std::string& value);
-bool json();
 
 // stderr.
 void info(const std::string& text);
