@@ -5,15 +5,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <random>
-#include <stdexcept>
 
 #include "core/hash.hpp"
+#include "core/number_text.hpp"
 
 #include "collectives/frame_header.hpp"
 #include "collectives/send_tracker.hpp"
@@ -265,22 +266,19 @@ port_range data_ports() {
 }
 
 port_range parse_port_range(const std::string& text, const std::string& flag) {
+  // A port: a whole number of the part's every character, 1 to 65535; 0 otherwise.
+  const auto port = [](const std::string& part) {
+    const auto n = read_leading_number(part);
+    const bool whole = !part.empty() && n.used == part.size() && n.value == std::floor(n.value);
+    return whole && n.value >= 1 && n.value <= 65535 ? static_cast<std::uint16_t>(n.value)
+                                                     : std::uint16_t{0};
+  };
   const auto dash = text.find('-');
-  long lo = -1, hi = -1;
-  try {
-    std::size_t used = 0;
-    if (dash != std::string::npos) {
-      lo = std::stol(text.substr(0, dash), &used);
-      if (used != dash) lo = -1;
-      hi = std::stol(text.substr(dash + 1), &used);
-      if (used != text.size() - dash - 1) hi = -1;
-    }
-  } catch (const std::logic_error&) {
-    lo = -1;
-  }
-  if (lo < 1 || hi < lo || hi > 65535)
+  const auto lo = dash == std::string::npos ? std::uint16_t{0} : port(text.substr(0, dash));
+  const auto hi = dash == std::string::npos ? std::uint16_t{0} : port(text.substr(dash + 1));
+  if (lo == 0 || hi < lo)
     throw input_error(flag + " '" + text + "': expected LO-HI, ports 1 to 65535 with LO <= HI");
-  return {static_cast<std::uint16_t>(lo), static_cast<std::uint16_t>(hi)};
+  return {lo, hi};
 }
 
 void set_curve_by_default(bool on) {
