@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/awaited.hpp"
 #include "collectives/ring.hpp"
 #include "collectives/segments.hpp"
 
@@ -11,35 +12,6 @@ namespace troupe::collectives {
 namespace {
 
 using combine_fn = void (*)(float*, const std::byte*, std::size_t);
-
-// The members this rank still waits to hear from, watched while it waits on any one of them (an
-// op that waits on each member in turn would otherwise learn that one has gone only when it
-// came to that one). A member that has sent its part may close: it may simply have finished.
-class awaited {
- public:
-  awaited(const communicator& comm, const op_context& ctx)
-      : comm_(comm), waiting_(static_cast<std::size_t>(comm.size())), ctx_(ctx) {
-    ctx_.watch = [this, &ctx] {
-      for (int peer = 0; peer < comm_.size(); ++peer) {
-        const auto& w = waiting_[static_cast<std::size_t>(peer)];
-        if (w.first) comm_.link(peer).check_open(w.second, ctx);
-      }
-    };
-  }
-  awaited(const awaited&) = delete;
-  awaited& operator=(const awaited&) = delete;
-
-  const op_context& ctx() const { return ctx_; }
-  void expect(int peer, const message_header& header) {
-    waiting_[static_cast<std::size_t>(peer)] = {true, header};
-  }
-  void heard(int peer) { waiting_[static_cast<std::size_t>(peer)].first = false; }
-
- private:
-  const communicator& comm_;
-  std::vector<std::pair<bool, message_header>> waiting_;
-  op_context ctx_;
-};
 
 // Adds every member's `elems` values into `into` in rank order: this rank's from `mine`, the
 // others' from their messages tagged `header`. `into` must not overlap `mine`.

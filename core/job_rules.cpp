@@ -48,11 +48,11 @@ std::optional<rule_violation> job_rule_violation(const job_config& j) {
 }
 
 std::int64_t reduction_block(const job_config& job, bool replicas_in_agents) {
-  const bool reduced_here =
+  const bool reduced_exactly =
       job.sync.mode == sync_mode::ps ||
       (job.sync.mode == sync_mode::allreduce && job.optimizer.form == optimizer_form::replicated &&
-       !replicas_in_agents);
-  const bool canonical = job.deterministic && job.data.mode == data_mode::global && reduced_here;
+       (job.sync.codec.empty() || !replicas_in_agents));
+  const bool canonical = job.deterministic && job.data.mode == data_mode::global && reduced_exactly;
   return canonical ? job.sync.block : 0;
 }
 

@@ -19,9 +19,9 @@ struct rule_violation {
 // Samples per block of the canonical reduction, or 0 where the job does not use it: it does with
 // `deterministic: true` and a global data plan (a sharded plan cuts each worker's slice from its
 // own shard, so its slices cannot follow the blocks of one order), in sync.mode ps, and in
-// allreduce with the replicated optimizer where every replica is in the control process
-// (`replicas_in_agents` false: no group's replica lives in an agent, whose process ring adds
-// one sum per member).
+// allreduce with the replicated optimizer: in one process, and through the process ring when
+// some group's replica lives in an agent (`replicas_in_agents`), unless sync.codec compresses
+// that ring (a lossy sum with error feedback has no canonical order).
 std::int64_t reduction_block(const job_config& job, bool replicas_in_agents = false);
 
 // The first rule `job` breaks, or nothing. The loader's per-key ranges catch the single-key

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "actors/sync/process_ring.hpp"
+#include "collectives/block_allreduce.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 
@@ -42,8 +43,26 @@ void hosted_replica::load(std::vector<float> params, std::int64_t steps,
   optimizer_ = std::move(opt);
   params_ = std::move(params);
   kept_.assign(count_ + 1, 0.0f);
+  kept_blocks_.clear();
+  kept_index_.clear();
   kept_step_ = -1;
   loaded_ = true;
+}
+
+float* hosted_replica::slice_blocks(std::int64_t step, std::uint64_t first, std::size_t blocks) {
+  if (kept_step_ != step) {
+    kept_blocks_.clear();
+    kept_index_.clear();
+    kept_step_ = step;
+  }
+  if (first + blocks > UINT32_MAX)
+    throw input_error("blocks " + std::to_string(first) + " to " + std::to_string(first + blocks) +
+                      " of a step: past the block count's range");
+  const std::size_t at = kept_blocks_.size();
+  kept_blocks_.resize(at + blocks * count_);
+  for (std::size_t b = 0; b < blocks; ++b)
+    kept_index_.push_back(static_cast<std::uint32_t>(first + b));
+  return kept_blocks_.data() + at;
 }
 
 float* hosted_replica::slice_gradient(std::int64_t step) {
@@ -79,17 +98,38 @@ double hosted_replica::reduce(const ring_turn& t, collectives::store& store,
     ring_.close();
     ring_prefix_.clear();
     ring_ = connect_ring(t.transport, t.rank, t.size, t.prefix, store, data_host,
-                         std::max(deadline, steady::now() + connect_within));
+                         std::max(deadline, steady::now() + connect_within), t.block > 0);
     ring_prefix_ = t.prefix;
   }
-  if (!t.contributed || kept_step_ != t.step) std::fill(kept_.begin(), kept_.end() - 1, 0.0f);
+  const bool kept_this_step = t.contributed && kept_step_ == t.step;
+  if (!kept_this_step) std::fill(kept_.begin(), kept_.end() - 1, 0.0f);
   kept_.back() = t.contributed ? static_cast<float>(t.samples) : 0.0f;
   kept_step_ = -1;
   stopwatch sw;
   try {
     collectives::close_on_throw guard{ring_};
-    const double total = ring_reduce_mean(ring_, t.job, t.generation, kept_, deadline, abort,
-                                          codec_.encoding ? &codec_ : nullptr, given_up);
+    double total = 0.0;
+    if (t.block > 0) {
+      collectives::block_allreduce_options o;
+      o.comm = &ring_;
+      o.job = t.job;
+      o.generation = t.generation;
+      o.deadline = deadline;
+      o.abort = abort;
+      o.gone = given_up;
+      o.count = count_;
+      if (kept_this_step) {
+        for (std::size_t k = 0; k < kept_index_.size(); ++k)
+          o.blocks.push_back(kept_blocks_.data() + k * count_);
+        o.index = kept_index_;
+        o.samples = static_cast<std::uint64_t>(t.samples);
+      }
+      o.out = span<float>{kept_.data(), count_};
+      total = static_cast<double>(collectives::block_allreduce(o).total_samples);
+    } else {
+      total = ring_reduce_mean(ring_, t.job, t.generation, kept_, deadline, abort,
+                               codec_.encoding ? &codec_ : nullptr, given_up);
+    }
     if (total != static_cast<double>(t.total_samples))
       throw runtime_failure("ring reduced " + std::to_string(total) + " samples where step " +
                             std::to_string(t.step) + " has " + std::to_string(t.total_samples));

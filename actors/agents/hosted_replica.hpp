@@ -30,6 +30,7 @@ struct ring_turn {
   std::int64_t samples = 0;
   std::int64_t total_samples = 0;
   double deadline_seconds = 0.0;
+  std::uint64_t block = 0;  // > 0: the canonical reduction of the kept blocks
 };
 
 class hosted_replica {
@@ -50,6 +51,10 @@ class hosted_replica {
   // gradient (the first slice is written in place).
   float* slice_gradient(std::int64_t step);
   void keep(std::int64_t step);
+  // The canonical reduction: where a slice of `step` writes its `blocks` block sums, the first
+  // being the step's block `first`; they are kept as written (a second slice's are kept beside
+  // the first's). Valid until the next call.
+  float* slice_blocks(std::int64_t step, std::uint64_t first, std::size_t blocks);
 
   // Joins the ring of `t` (connecting when it is another ring than the last), reduces the kept
   // gradient, applies the mean. Returns the ring's seconds. Throws collective_error (the ring)
@@ -68,6 +73,8 @@ class hosted_replica {
   std::vector<float> params_;
   std::vector<float> kept_;  // count + 1: the gradient sum, then room for the ring's weight
   std::vector<float> scratch_;
+  std::vector<float> kept_blocks_;         // the canonical reduction: count each, in kept order
+  std::vector<std::uint32_t> kept_index_;  // each one's place in the step's block order
   std::int64_t kept_step_ = -1;
   bool loaded_ = false;
   std::string ring_prefix_;

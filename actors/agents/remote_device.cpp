@@ -112,9 +112,11 @@ class remote_device final : public devices::device, public agent_replica {
   }
 
   models::step_stats kept_step(std::int64_t step, const models::batch& b,
-                               devices::step_timing* timing, double* grad_sq) override {
+                               devices::step_timing* timing, double* grad_sq, std::size_t block,
+                               std::uint64_t first_block) override {
     kept_step_ = step;
-    return call(wire::call_kind::kept_step, nullptr, nullptr, b, nullptr, timing, grad_sq);
+    first_block_ = first_block;
+    return call(wire::call_kind::kept_step, nullptr, nullptr, b, nullptr, timing, grad_sq, block);
   }
 
   agent_part reduce_part(std::int64_t step, bool contributed, std::int64_t samples,
@@ -144,6 +146,7 @@ class remote_device final : public devices::device, public agent_replica {
       reduce_ring_.samples = samples;
       reduce_ring_.total_samples = total_samples;
       reduce_ring_.deadline_seconds = deadline_seconds;
+      reduce_ring_.block = p.block;
       reduce_prefix_ = p.prefix;
       reduce_ring_.prefix_bytes = reduce_prefix_.size();
       link.post(wire::tag(n, wire::request, sizeof reduce_request_), &reduce_request_, ctx);
@@ -221,6 +224,7 @@ class remote_device final : public devices::device, public agent_replica {
     h.share = share_;
     h.step = kept_step_;
     h.block = block;
+    h.first_block = first_block_;
     // The gradient's floats: one sum, or one per block.
     const std::size_t grad_floats =
         h.params * (block > 0 ? (b.size + block - 1) / block : std::size_t{1});
@@ -304,6 +308,7 @@ class remote_device final : public devices::device, public agent_replica {
   bool synced_ = false;
   std::uint64_t sync_bytes_ = 0;  // moved by syncs not yet counted with a step
   std::int64_t kept_step_ = -1;
+  std::uint64_t first_block_ = 0;  // kept_step's, under the canonical reduction
   bool reduce_posted_ = false;
   std::uint32_t reduce_call_ = 0;
   wire::request_head reduce_request_;

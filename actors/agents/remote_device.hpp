@@ -38,9 +38,11 @@ class agent_replica {
   virtual void sync(const float* params, std::size_t count,
                     const models::optimizer_state& optimizer) = 0;
   // A slice of `step` computed on the agent's replica; the gradient stays there.
-  // `grad_sq`: |gradient sum of the slice|^2.
+  // `grad_sq`: |gradient sum of the slice|^2. `block` > 0: the canonical reduction's, the agent
+  // keeps one sum per block, the slice's first being the step's block `first_block`.
   virtual models::step_stats kept_step(std::int64_t step, const models::batch& b,
-                                       devices::step_timing* timing, double* grad_sq) = 0;
+                                       devices::step_timing* timing, double* grad_sq,
+                                       std::size_t block = 0, std::uint64_t first_block = 0) = 0;
   // The agent's part in the reduction of `step` (its start posts the agent's call, without
   // waiting), and the wait for the agent's answer after it.
   virtual agent_part reduce_part(std::int64_t step, bool contributed, std::int64_t samples,

@@ -21,7 +21,8 @@ namespace troupe::actors::remote_wire {
 // When the worker's replica lives in the agent (sync: allreduce, replicated optimizer):
 // sync: the parameters and optimizer state down, to become the agent's replica;
 // kept_step: rows down, computed on the agent's replica, the gradient kept there (added to the
-//   kept one when a second slice of the same step comes);
+//   kept one when a second slice of the same step comes; under the canonical reduction, one
+//   sum per block, kept by the block's place in the step);
 // reduce: the agent joins the step's process ring with its kept gradient and applies the mean
 //   to its replica (actors/sync/process_ring.hpp).
 enum class call_kind : std::uint32_t { step = 1, eval = 2, sync = 3, kept_step = 4, reduce = 5 };
@@ -43,7 +44,10 @@ struct request_head {
   std::int64_t step = -1;  // kept_step: the step the gradient belongs to
   // step: rows per block of the canonical reduction (devices::device::run_blocks); the reply
   // then carries ceil(rows / block) gradient sums of `params` floats. 0: one sum of all rows.
+  // kept_step: the agent keeps one sum per block, the first being the step's block
+  // `first_block`.
   std::uint64_t block = 0;
+  std::uint64_t first_block = 0;
 };
 
 // sync: after the parameters, the optimizer's step count and its state buffers (each one frame
@@ -67,6 +71,7 @@ struct ring_head {
   std::int64_t total_samples = 0;  // the step's, checked against the ring's sum
   double deadline_seconds = 0.0;
   std::uint64_t prefix_bytes = 0;
+  std::uint64_t block = 0;  // ring_plan::block: > 0, the canonical reduction of the kept blocks
 };
 
 struct reply_head {

@@ -9,6 +9,7 @@
 #include "actors/agents/agent.hpp"
 #include "actors/agents/hosted_replica.hpp"
 #include "actors/agents/remote_wire.hpp"
+#include "actors/sync/block_sums.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/inproc/reduce_kernel.hpp"
 #include "collectives/store_actor.hpp"
@@ -132,6 +133,7 @@ void serve_reduce(hosted& h, collectives::peer_link& link, std::uint32_t n,
   turn.samples = t.samples;
   turn.total_samples = t.total_samples;
   turn.deadline_seconds = t.deadline_seconds;
+  turn.block = t.block;
   wire::reply_head r;
   std::string error;
   try {
@@ -208,10 +210,19 @@ void serve_call(hosted& h, collectives::peer_link& link, std::uint32_t n,
     models::step_stats s;
     if (kept) {
       if (!h.replica.loaded()) throw runtime_failure("no replica here to compute on");
-      float* g = h.replica.slice_gradient(head.step);
-      s = h.device->run_step(*h.model, h.replica.params(), b, g, &timing);
-      r.grad_sq = collectives::sq_norm(g, h.model->param_count());
-      h.replica.keep(head.step);
+      const std::size_t n_params = h.model->param_count();
+      if (head.block > 0) {
+        const auto block = static_cast<std::size_t>(head.block);
+        const std::size_t blocks = (rows + block - 1) / block;
+        float* g = h.replica.slice_blocks(head.step, head.first_block, blocks);
+        s = h.device->run_blocks(*h.model, h.replica.params(), b, h.features, block, g, &timing);
+        r.grad_sq = block_sums_sq_norm(g, blocks, n_params, h.grad);
+      } else {
+        float* g = h.replica.slice_gradient(head.step);
+        s = h.device->run_step(*h.model, h.replica.params(), b, g, &timing);
+        r.grad_sq = collectives::sq_norm(g, n_params);
+        h.replica.keep(head.step);
+      }
     } else if (step && head.block > 0) {
       const std::size_t blocks = (rows + head.block - 1) / head.block;
       h.grad.resize(blocks * h.model->param_count());

@@ -16,6 +16,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "core/job_rules.hpp"
 #include "models/max_adabelief.hpp"
 
 namespace troupe::actors {
@@ -88,7 +89,10 @@ class ring_reducer final : public step_reducer {
 double reduce_and_apply_one(replica_optimizer& opt, const allreduce_session& session,
                             const replica_step& step, reduce_call& call, step_reducer& reducer) {
   call.data = step.contributed ? step.grad : nullptr;
-  if (session.blocks) call.inputs = &session.blocks->blocks;
+  if (session.blocks) {
+    call.inputs = &session.blocks->blocks;
+    call.blocks = session.blocks.get();
+  }
   call.weight = step.contributed ? static_cast<double>(step.samples) : 0.0;
   call.divide_by_total_weight = true;
   call.sq_norm = true;
@@ -159,7 +163,10 @@ double allreduce_and_apply(replica_optimizer& opt, const allreduce_session& sess
       opt.resume.reset();
     }
     call.data = step.contributed ? step.grad : nullptr;
-    if (session.blocks) call.inputs = &session.blocks->blocks;
+    if (session.blocks) {
+      call.inputs = &session.blocks->blocks;
+      call.blocks = session.blocks.get();
+    }
     call.weight = step.contributed ? static_cast<double>(step.samples) : 0.0;
     call.divide_by_total_weight = true;
     call.sq_norm = true;  // |G_B|^2 for the job's statistics, from the pieces as they are reduced
@@ -371,7 +378,9 @@ void job_allreduce::open_generation(std::uint32_t job, std::uint32_t generation,
     const std::string prefix = "ring/" + std::to_string(job) + "/" + std::to_string(generation) +
                                "/" + std::to_string(::getpid()) + "/" + std::to_string(++serial);
     s->process_ring = true;
-    s->reducer = make_process_ring_reducer(agent, job, generation, prefix, ring_, cfg_.sync.codec);
+    const auto block = static_cast<std::uint64_t>(config::reduction_block(cfg_, true));
+    s->reducer =
+        make_process_ring_reducer(agent, job, generation, prefix, ring_, cfg_.sync.codec, block);
   } else if (one_replica_) {
     s->one_replica = true;
     s->reducer = make_shared_reducer(members);

@@ -57,10 +57,24 @@
 
 namespace troupe::actors {
 
-// One reduction as a worker asks for it.
+// The canonical reduction (config::reduction_block): the step's block sums that this process
+// holds, in block order, each with its place in the step's order and their samples together.
+// With every replica here they are all of the step's blocks; through a process ring, the control
+// process's, which the ring adds to the agents' (collectives/block_allreduce.hpp). `held` keeps
+// the buffers alive.
+struct block_list {
+  std::shared_ptr<const void> held;
+  std::vector<const float*> blocks;
+  std::vector<std::uint32_t> index;
+  std::uint64_t samples = 0;
+};
+
 // One member's call: the in-process group's options, which every reducer takes (data null: the
 // member contributes nothing, a zero-sample member; weight: its sample count).
-using reduce_call = collectives::shared_allreduce_options;
+struct reduce_call : collectives::shared_allreduce_options {
+  // The canonical reduction: this process's blocks (`inputs` lists their sums). Null: none.
+  const block_list* blocks = nullptr;
+};
 
 struct reduce_outcome {
   span<const float> values;  // valid until this rank's second-next call
@@ -122,14 +136,10 @@ struct allreduce_session {
   // every member contributes its own buffer (every step without a failure).
   std::vector<std::shared_ptr<const std::vector<float>>> contribution;
   std::vector<std::int64_t> contribution_samples;
-  // The canonical reduction (config::reduction_block; every replica here): the step's block
-  // sums in block order, from every slice's buffer (one sum per block), which each member's
-  // reduction adds in that order instead of the members' own sums; `held` keeps the buffers
-  // alive. Null: every member contributes its own (or its `contribution`).
-  struct block_list {
-    std::shared_ptr<const void> held;
-    std::vector<const float*> blocks;
-  };
+  // The canonical reduction (config::reduction_block): the step's block sums held in this
+  // process, which each member's reduction adds in block order (with the agents' through a
+  // process ring) instead of the members' own sums. Null: every member contributes its own (or
+  // its `contribution`).
   std::shared_ptr<const block_list> blocks;
   // sync: local, an averaging step: the replicas of ranks out of the membership that trained
   // since the last average (a lost member's). Member 0 adds them to its part, weighted by their

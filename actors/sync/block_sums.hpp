@@ -19,13 +19,19 @@ inline bool append_block_sums(const std::vector<float>& g, std::size_t params,
   return true;
 }
 
-// |total of g's sums|^2: the slice's gradient norm as one sum would give it. `total` is scratch.
-inline double block_sums_sq_norm(const std::vector<float>& g, std::size_t params,
+// |total of the `blocks` sums at g|^2: the slice's gradient norm as one sum would give it.
+// `total` is scratch.
+inline double block_sums_sq_norm(const float* g, std::size_t blocks, std::size_t params,
                                  std::vector<float>& total) {
   total.assign(params, 0.0f);
-  for (std::size_t at = 0; at + params <= g.size(); at += params)
-    for (std::size_t i = 0; i < params; ++i) total[i] += g[at + i];
+  for (std::size_t b = 0; b < blocks; ++b)
+    for (std::size_t i = 0; i < params; ++i) total[i] += g[b * params + i];
   return collectives::sq_norm(total.data(), params);
+}
+
+inline double block_sums_sq_norm(const std::vector<float>& g, std::size_t params,
+                                 std::vector<float>& total) {
+  return block_sums_sq_norm(g.data(), params == 0 ? 0 : g.size() / params, params, total);
 }
 
 }  // namespace troupe::actors

@@ -22,7 +22,7 @@ class allreduce_sync : public job_sync {
   // reduction_block: the job's (config::reduction_block); > 0: the members add block sums.
   allreduce_sync(const config::job_config& cfg, double deadline_seconds, bool one_replica,
                  std::int64_t reduction_block = 0)
-      : cfg_(cfg), replicas_(cfg, deadline_seconds, one_replica), canonical_(reduction_block > 0) {}
+      : cfg_(cfg), replicas_(cfg, deadline_seconds, one_replica), block_(reduction_block) {}
 
   // Resumed: the store holds the checkpoint's parameters (every replica copies them); the
   // optimizer state goes to every worker's replica.
@@ -108,6 +108,7 @@ class allreduce_sync : public job_sync {
   void open_generation(caf::event_based_actor*, msg::job_id job, msg::generation_id generation,
                        const generation_members& m, bool) override {
     replicas_.open_generation(job, generation, m.member, m.in_agent);
+    in_agent_ = m.in_agent;
     in_agents_ = false;
     for (std::size_t r = 0; r < m.member.size() && r < m.in_agent.size(); ++r)
       in_agents_ = in_agents_ || (m.member[r] && m.in_agent[r]);
@@ -150,9 +151,9 @@ class allreduce_sync : public job_sync {
     // Every member reduces, one without samples this step too (replicas stay equal).
     msg::local_ref<allreduce_session> session{replicas_.session()};
     if (auto regrouped = regroup(*replicas_.session(), round)) session.ptr = std::move(regrouped);
-    if (canonical_ && !session.ptr->process_ring && round.grads) {
+    if (block_ > 0 && round.grads) {
       auto with_blocks = std::make_shared<allreduce_session>(*session.ptr);
-      with_blocks->blocks = block_list_of(round.grads, replicas_.store(0)->values.size());
+      with_blocks->blocks = block_list_of(round, replicas_.store(0)->values.size());
       session.ptr = std::move(with_blocks);
     }
     committed_before_ = replicas_.one_replica_steps();  // before any member can commit
@@ -218,6 +219,7 @@ class allreduce_sync : public job_sync {
   // step: collectives::allreduce_wire_bytes); with a codec, each rank sends n - 1
   // encoded blobs of one size (rank 0's sent bytes, n times; the count's own small allreduce
   // aside). busbw is then over the uncompressed buffer: the bandwidth the codec makes it seem.
+  // The canonical reduction's block_allreduce counts what all ranks sent (the last reduction's).
   void fill_ring_report(job_report& r, std::int64_t steps) const {
     const auto ring = replicas_.ring();
     if (!ring) return;
@@ -234,9 +236,12 @@ class allreduce_sync : public job_sync {
     const double n = g.ranks;
     g.busbw_GBps =
         median_s > 0 ? static_cast<double>(g.bytes) / median_s / 1e9 * 2.0 * (n - 1.0) / n : 0;
-    g.wire_bytes = ring->codec.empty() ? collectives::allreduce_wire_bytes(
-                                             static_cast<std::uint64_t>(g.bytes), g.ranks)
-                                       : static_cast<std::uint64_t>(n) * ring->sent;
+    if (ring->wire > 0)
+      g.wire_bytes = ring->wire;
+    else
+      g.wire_bytes = ring->codec.empty() ? collectives::allreduce_wire_bytes(
+                                               static_cast<std::uint64_t>(g.bytes), g.ranks)
+                                         : static_cast<std::uint64_t>(n) * ring->sent;
     if (steps > 0)
       r.wire_bytes_per_step += static_cast<double>(g.wire_bytes) *
                                static_cast<double>(g.reductions) / static_cast<double>(steps);
@@ -283,14 +288,29 @@ class allreduce_sync : public job_sync {
     return out;
   }
 
-  // The canonical reduction: every slice's block sums, in offset order (the slices'), so in
-  // block order.
-  static std::shared_ptr<const allreduce_session::block_list> block_list_of(
-      const msg::local_ref<msg::grad_set>& grads, std::size_t params) {
-    auto out = std::make_shared<allreduce_session::block_list>();
-    out->held = grads.ptr;
-    for (const auto& g : *grads.ptr)
-      if (g) append_block_sums(*g, params, out->blocks);
+  // The canonical reduction: the block sums of every slice computed in this process, in offset
+  // order (the slices'), so in block order, each with its place in the step's order (a slice
+  // starts at a block boundary). A slice computed in an agent keeps its blocks there: the
+  // process ring adds them.
+  std::shared_ptr<const block_list> block_list_of(const reduce_round& round,
+                                                  std::size_t params) const {
+    auto out = std::make_shared<block_list>();
+    out->held = round.grads.ptr;
+    const auto& grads = *round.grads.ptr;
+    std::int64_t offset = 0;
+    for (std::size_t k = 0; k < grads.size(); ++k) {
+      const std::int64_t samples = k < round.samples.size() ? round.samples[k] : 0;
+      const auto rank = k < round.cmd.ranks.size() ? static_cast<std::size_t>(round.cmd.ranks[k])
+                                                   : std::size_t{0};
+      const bool in_agent = rank < in_agent_.size() && in_agent_[rank];
+      const std::size_t before = out->blocks.size();
+      if (grads[k] && !in_agent && append_block_sums(*grads[k], params, out->blocks)) {
+        for (std::size_t b = before; b < out->blocks.size(); ++b)
+          out->index.push_back(static_cast<std::uint32_t>(offset / block_ + (b - before)));
+        out->samples += static_cast<std::uint64_t>(samples);
+      }
+      offset += samples;
+    }
     return out;
   }
 
@@ -300,7 +320,8 @@ class allreduce_sync : public job_sync {
   std::vector<caf::actor> members_;  // the last step's
   std::shared_ptr<const models::optimizer_state> resume_optimizer_;
   std::int64_t committed_before_ = -1;  // one replica: its commits when this step's reduce went
-  bool canonical_ = false;              // the job's reduction_block > 0
+  std::int64_t block_ = 0;              // the job's reduction_block (0: not canonical)
+  std::vector<bool> in_agent_;          // by rank: its replica lives in an agent
 };
 
 // Local SGD: the barrier per step is the job's; the parameter average runs every `period`

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/block_allreduce.hpp"
 #include "collectives/compressed_allreduce.hpp"
 #include "collectives/inproc/shared_allreduce.hpp"
 #include "collectives/shm/shm_link.hpp"
@@ -25,7 +26,7 @@ class process_ring_reducer final : public step_reducer {
  public:
   process_ring_reducer(std::vector<bool> agent, std::uint64_t job, std::uint64_t generation,
                        std::string prefix, std::shared_ptr<ring_record> record,
-                       const std::string& codec)
+                       const std::string& codec, std::uint64_t block)
       : agent_(std::move(agent)),
         group_(static_cast<int>(agent_.size())),
         endpoints_(agent_.size()),
@@ -38,6 +39,10 @@ class process_ring_reducer final : public step_reducer {
     ring_size_ = next;
     codec_name_ = codec;
     if (!codec.empty()) codec_.encoding = coll::make_codec(codec);
+    block_ = block;
+    if (block_ > 0 && !codec.empty())
+      throw runtime_failure("allreduce: the canonical reduction takes no codec (got " + codec +
+                            ")");
   }
   ~process_ring_reducer() override { ring_.close(); }
 
@@ -60,6 +65,7 @@ class process_ring_reducer final : public step_reducer {
       std::lock_guard<std::mutex> lock(mu_);
       endpoints_[r] = agent->endpoint;
     }
+    if (block_ > 0) return run_canonical(c, agent);
     // 1. The control process's members: the local sum (agent members add nothing).
     reduce_call local = c;
     local.divide_by_total_weight = false;
@@ -97,6 +103,56 @@ class process_ring_reducer final : public step_reducer {
     return reduce_outcome{out.values, out.total_weight, c.sq_norm ? out.sq_norm : -1.0};
   }
 
+  // The canonical reduction: the control process's blocks (c.blocks, the same on every member)
+  // go into the ring as ring rank 0's; the members here only meet, before (every endpoint
+  // offered) and after (rank 0 hands the mean over).
+  reduce_outcome run_canonical(const reduce_call& c, const agent_part* agent) {
+    if (!c.blocks)
+      throw runtime_failure("allreduce: member " + std::to_string(c.rank) +
+                            " reduces without the step's blocks in a canonical ring");
+    const auto r = static_cast<std::size_t>(c.rank);
+    coll::shared_allreduce_options meet;
+    meet.rank = c.rank;
+    meet.count = 0;  // a barrier
+    meet.deadline = c.deadline;
+    meet.abort = c.abort;
+    meet.gone = c.gone;
+    group_.allreduce(meet);
+    if (agent) agent->start(plan_for(r));
+    coll::shared_allreduce_options hand = meet;
+    hand.count = c.count;
+    hand.sq_norm = c.sq_norm;
+    if (r == 0) {
+      ring_buf_.assign(c.count, 0.0f);
+      connect(c.deadline);
+      coll::close_on_throw guard{ring_};  // ring_buf_ may still be on the wire
+      stopwatch sw;
+      coll::block_allreduce_options o;
+      o.comm = &ring_;
+      o.job = job_;
+      o.generation = generation_;
+      o.deadline = c.deadline;
+      o.abort = c.abort;
+      o.gone = c.gone;
+      o.count = c.count;
+      o.blocks = c.blocks->blocks;
+      o.index = c.blocks->index;
+      o.samples = c.blocks->samples;
+      o.out = span<float>{ring_buf_.data(), ring_buf_.size()};
+      const auto done = coll::block_allreduce(o);
+      {
+        std::lock_guard<std::mutex> lock(record_->mu);
+        record_->seconds.push_back(sw.seconds());
+        record_->wire = done.wire_bytes;
+      }
+      hand.data = ring_buf_.data();
+      hand.weight = static_cast<double>(done.total_samples);
+    }
+    // The mean, handed from rank 0 to the others (one input: its bits unchanged).
+    const auto out = group_.allreduce(hand);
+    return reduce_outcome{out.values, out.total_weight, c.sq_norm ? out.sq_norm : -1.0};
+  }
+
   ring_plan plan_for(std::size_t r) {
     std::lock_guard<std::mutex> lock(mu_);
     ring_plan p;
@@ -106,6 +162,7 @@ class process_ring_reducer final : public step_reducer {
     p.rank = ring_rank_[r];
     p.size = ring_size_;
     p.transport = transport_locked();
+    p.block = block_;
     return p;
   }
 
@@ -135,7 +192,7 @@ class process_ring_reducer final : public step_reducer {
       host = first->bind_host;
     }
     ring_ = connect_ring(transport, 0, ring_size_, prefix_, *store_, host,
-                         std::max(deadline, steady::now() + connect_within));
+                         std::max(deadline, steady::now() + connect_within), block_ > 0);
     connected_ = true;
     std::lock_guard<std::mutex> lock(record_->mu);
     record_->ranks = ring_size_;
@@ -160,32 +217,38 @@ class process_ring_reducer final : public step_reducer {
   bool connected_ = false;
   std::vector<float> ring_buf_;
   std::string codec_name_;
-  ring_codec codec_;  // rank 0's: its error feedback lives as long as this generation's ring
+  std::uint64_t block_ = 0;  // the canonical reduction's (0: none)
+  ring_codec codec_;         // rank 0's: its error feedback lives as long as this generation's ring
 };
 
 }  // namespace
 
-std::shared_ptr<step_reducer> make_process_ring_reducer(std::vector<bool> agent, std::uint64_t job,
-                                                        std::uint64_t generation,
-                                                        std::string prefix,
-                                                        std::shared_ptr<ring_record> record,
-                                                        const std::string& codec) {
+std::shared_ptr<step_reducer> make_process_ring_reducer(
+    std::vector<bool> agent, std::uint64_t job, std::uint64_t generation, std::string prefix,
+    std::shared_ptr<ring_record> record, const std::string& codec, std::uint64_t block) {
   if (std::none_of(agent.begin(), agent.end(), [](bool a) { return a; }))
     throw runtime_failure("allreduce: a process ring needs a member in an agent");
   return std::make_shared<process_ring_reducer>(std::move(agent), job, generation,
-                                                std::move(prefix), std::move(record), codec);
+                                                std::move(prefix), std::move(record), codec, block);
 }
 
 coll::communicator connect_ring(ring_transport transport, int rank, int size,
                                 const std::string& prefix, coll::store& store,
-                                const std::string& host, steady::time_point deadline) {
+                                const std::string& host, steady::time_point deadline,
+                                bool full_mesh) {
+  std::vector<int> peers;
+  if (full_mesh)
+    for (int p = 0; p < size; ++p)
+      if (p != rank) peers.push_back(p);
   if (transport == ring_transport::shm) {
     coll::shm_connect_options o;
     coll::meet_at(o, store, rank, size, prefix, deadline);
+    o.peers = peers;
     return coll::shm_connect(o);
   }
   coll::zmq_connect_options o;
   coll::meet_at(o, store, rank, size, prefix, deadline);
+  o.peers = peers;
   o.scheme = transport == ring_transport::ipc ? coll::zmq_scheme::ipc : coll::zmq_scheme::tcp;
   o.host = host;
   return coll::zmq_connect(o);

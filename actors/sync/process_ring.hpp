@@ -21,6 +21,12 @@
 // apply the same optimizer to the same mean gradient and stay bit-identical. Against a run in
 // one process the sums are taken in another order: equal within float rounding, not in bits.
 //
+// The canonical reduction (`deterministic: true`, config::reduction_block) takes another path:
+// every process keeps one gradient sum per block of the step's samples, and the ring ranks add
+// all of the step's blocks in block order (collectives/block_allreduce.hpp, over a full mesh)
+// instead of each adding its own sum. The mean then has the bits of the same step in one process
+// or under `ps`, whoever computed which block: a fault that moves blocks leaves them unchanged.
+//
 // Per step a process sends 2(k)/(k+1) of the model over the ring instead of the control process
 // sending the parameters down and taking the gradient up for every agent member.
 //
@@ -64,12 +70,17 @@ struct ring_plan {
   int rank = 0;  // the agent's (1..size-1)
   int size = 0;
   ring_transport transport = ring_transport::tcp;
+  // > 0: the canonical reduction, in blocks of this many samples (each agent reduces the blocks
+  // it kept with block_allreduce, over a full mesh).
+  std::uint64_t block = 0;
 };
 
 // Connects ring rank `rank` of `size` under `prefix` in `store`; tcp binds on `host`.
+// `full_mesh`: a link to every rank (the canonical reduction), else the transports' default.
 collectives::communicator connect_ring(ring_transport transport, int rank, int size,
                                        const std::string& prefix, collectives::store& store,
-                                       const std::string& host, steady::time_point deadline);
+                                       const std::string& host, steady::time_point deadline,
+                                       bool full_mesh = false);
 
 // A member whose replica lives in an agent: what it offers, and how it sends its agent into the
 // ring once the plan is known (a non-blocking post).
@@ -86,16 +97,17 @@ struct ring_record {
   std::string codec;            // "" for none
   std::uint64_t bytes = 0;      // per reduction: (parameters + 1) x 4
   std::uint64_t sent = 0;       // with a codec: what rank 0 sent in the last reduction
+  std::uint64_t wire = 0;       // canonical: what all ranks sent in the last reduction
   std::vector<double> seconds;  // each reduction's ring part, as rank 0 of the ring saw it
 };
 
 // `agent[r]`: member r's replica lives in an agent. At least one must. `prefix` names the ring's
 // keys (unique per job, generation and control process). `codec`: sync.codec ("" for none).
-std::shared_ptr<step_reducer> make_process_ring_reducer(std::vector<bool> agent, std::uint64_t job,
-                                                        std::uint64_t generation,
-                                                        std::string prefix,
-                                                        std::shared_ptr<ring_record> record,
-                                                        const std::string& codec = "");
+// `block` > 0: the canonical reduction in blocks of that many samples (the members' calls then
+// carry the control process's blocks, reduce_call::blocks; no codec).
+std::shared_ptr<step_reducer> make_process_ring_reducer(
+    std::vector<bool> agent, std::uint64_t job, std::uint64_t generation, std::string prefix,
+    std::shared_ptr<ring_record> record, const std::string& codec = "", std::uint64_t block = 0);
 
 // sync.codec on the ring: the gradient sums go through the codec (its error feedback kept in
 // `state` across steps, per ring rank); the sample count in an exact allreduce of its own.

@@ -198,7 +198,12 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   try {
     if (st.in_agent) {
       send_replica(st);
-      stats = st.in_agent->kept_step(cmd.step, b, &timing, &grad_sq);
+      // Under the canonical reduction the agent keeps one sum per block; a slice starts at a
+      // block boundary of the step's order.
+      const auto block =
+          static_cast<std::size_t>(std::max<std::int64_t>(0, st.setup->reduction_block));
+      const std::uint64_t first = block > 0 ? static_cast<std::uint64_t>(cmd.offset) / block : 0;
+      stats = st.in_agent->kept_step(cmd.step, b, &timing, &grad_sq, block, first);
     } else if (st.setup->reduction_block > 0) {
       const auto block = static_cast<std::size_t>(st.setup->reduction_block);
       const std::size_t n = st.model->param_count();
