@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/op_control.hpp"
 #include "core/clock.hpp"
 
 namespace troupe::collectives {
@@ -31,6 +32,10 @@ struct rendezvous_options {
   int size = 1;
   std::string prefix;
   steady::time_point deadline = steady::time_point::max();
+  // Raised while a rank waits for its peers to publish: the wait ends at once (collective_error
+  // aborted, or peer_closed for `gone`) instead of at the deadline, as an op's waits do.
+  std::shared_ptr<const abort_signal> abort;
+  std::shared_ptr<const abort_signal> gone;
 };
 
 // Fills the rendezvous part of a transport's connect options (the shm and ZeroMQ ones derive
@@ -55,6 +60,7 @@ void publish_end(const rendezvous_options& o, const char* transport, int peer,
 // Waits for `peer`'s receiving end of the link from this rank. At the deadline, throws
 // runtime_failure:
 // "`who`: rank P never published `what` (rank R waited until the deadline)".
+// Raised o.abort or o.gone end the wait earlier with collective_error.
 std::string await_peer_end(const rendezvous_options& o, const char* transport, int peer,
                            const char* who, const char* what);
 

@@ -98,7 +98,8 @@ double hosted_replica::reduce(const ring_turn& t, collectives::store& store,
     ring_.close();
     ring_prefix_.clear();
     ring_ = connect_ring(t.transport, t.rank, t.size, t.prefix, store, data_host,
-                         std::max(deadline, steady::now() + connect_within), t.block > 0);
+                         std::max(deadline, steady::now() + connect_within), t.block > 0, abort,
+                         given_up);
     ring_prefix_ = t.prefix;
   }
   const bool kept_this_step = t.contributed && kept_step_ == t.step;

@@ -167,13 +167,13 @@ class allreduce_sync : public job_sync {
     return {};
   }
 
-  // Release workers blocked in a reduction; a completed run's replicas must agree.
+  // Release workers blocked in a reduction; a completed run's replicas must agree. A completed
+  // job releases them too: a worker lost in the last generation may still be waiting for a
+  // ring that no other rank will join (the runtime's shutdown waits for every worker).
   std::string end(caf::event_based_actor*, job_status status) override {
-    if (status != job_status::completed) {
-      replicas_.abort(std::string("job ") + name_of(status));
-      return {};
-    }
-    return replicas_.check_replicas();
+    std::string verdict = status == job_status::completed ? replicas_.check_replicas() : "";
+    replicas_.abort(std::string("job ") + name_of(status));
+    return verdict;
   }
 
   void fill_report(job_report& r, std::int64_t steps) const override {

@@ -85,7 +85,7 @@ class process_ring_reducer final : public step_reducer {
     if (r == 0) {
       ring_buf_.assign(sum.values.begin(), sum.values.end());
       ring_buf_.push_back(static_cast<float>(sum.total_weight));
-      connect(c.deadline);
+      connect(c);
       coll::close_on_throw guard{ring_};  // ring_buf_ may still be on the wire
       stopwatch sw;
       const double total = ring_reduce_mean(ring_, job_, generation_, ring_buf_, c.deadline,
@@ -124,7 +124,7 @@ class process_ring_reducer final : public step_reducer {
     hand.sq_norm = c.sq_norm;
     if (r == 0) {
       ring_buf_.assign(c.count, 0.0f);
-      connect(c.deadline);
+      connect(c);
       coll::close_on_throw guard{ring_};  // ring_buf_ may still be on the wire
       stopwatch sw;
       coll::block_allreduce_options o;
@@ -177,7 +177,8 @@ class process_ring_reducer final : public step_reducer {
     return *transport_;
   }
 
-  void connect(steady::time_point deadline) {
+  void connect(const reduce_call& c) {
+    const auto deadline = c.deadline;
     if (connected_) return;
     ring_transport transport;
     std::string host;
@@ -192,7 +193,8 @@ class process_ring_reducer final : public step_reducer {
       host = first->bind_host;
     }
     ring_ = connect_ring(transport, 0, ring_size_, prefix_, *store_, host,
-                         std::max(deadline, steady::now() + connect_within), block_ > 0);
+                         std::max(deadline, steady::now() + connect_within), block_ > 0, c.abort,
+                         c.gone);
     connected_ = true;
     std::lock_guard<std::mutex> lock(record_->mu);
     record_->ranks = ring_size_;
@@ -235,7 +237,8 @@ std::shared_ptr<step_reducer> make_process_ring_reducer(
 coll::communicator connect_ring(ring_transport transport, int rank, int size,
                                 const std::string& prefix, coll::store& store,
                                 const std::string& host, steady::time_point deadline,
-                                bool full_mesh) {
+                                bool full_mesh, std::shared_ptr<const coll::abort_signal> abort,
+                                std::shared_ptr<const coll::abort_signal> gone) {
   std::vector<int> peers;
   if (full_mesh)
     for (int p = 0; p < size; ++p)
@@ -244,11 +247,15 @@ coll::communicator connect_ring(ring_transport transport, int rank, int size,
     coll::shm_connect_options o;
     coll::meet_at(o, store, rank, size, prefix, deadline);
     o.peers = peers;
+    o.abort = abort;
+    o.gone = gone;
     return coll::shm_connect(o);
   }
   coll::zmq_connect_options o;
   coll::meet_at(o, store, rank, size, prefix, deadline);
   o.peers = peers;
+  o.abort = std::move(abort);
+  o.gone = std::move(gone);
   o.scheme = transport == ring_transport::ipc ? coll::zmq_scheme::ipc : coll::zmq_scheme::tcp;
   o.host = host;
   return coll::zmq_connect(o);

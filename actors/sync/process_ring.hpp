@@ -77,10 +77,12 @@ struct ring_plan {
 
 // Connects ring rank `rank` of `size` under `prefix` in `store`; tcp binds on `host`.
 // `full_mesh`: a link to every rank (the canonical reduction), else the transports' default.
-collectives::communicator connect_ring(ring_transport transport, int rank, int size,
-                                       const std::string& prefix, collectives::store& store,
-                                       const std::string& host, steady::time_point deadline,
-                                       bool full_mesh = false);
+// `abort` and `gone` end the wait for the other ranks (collectives::rendezvous_options).
+collectives::communicator connect_ring(
+    ring_transport transport, int rank, int size, const std::string& prefix,
+    collectives::store& store, const std::string& host, steady::time_point deadline,
+    bool full_mesh = false, std::shared_ptr<const collectives::abort_signal> abort = nullptr,
+    std::shared_ptr<const collectives::abort_signal> gone = nullptr);
 
 // A member whose replica lives in an agent: what it offers, and how it sends its agent into the
 // ring once the plan is known (a non-blocking post).

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <thread>
 
 #include "collectives/allreduce.hpp"
 #include "collectives/broadcast.hpp"
@@ -82,6 +83,37 @@ TEST_CASE("a peer that never joins: the others time out naming it, within the de
   CHECK(errors[1].find("rank 0 (tcp://127.0.0.1:") != std::string::npos);
   // Both waited for their deadline; how soon after it they return is the machine's business.
   for (int rank : {0, 1}) CHECK(took[static_cast<std::size_t>(rank)] >= 0.29);
+}
+
+TEST_CASE("a rank waiting for a peer that never publishes its end is released by an abort") {
+  // The job gave up the generation (or ended) while a rank still waited to meet a peer that
+  // will never come: the wait ends at the abort, not at the rendezvous deadline (a minute here,
+  // which the test would otherwise wait out and then fail on the message).
+  memory_store store;
+  auto abort = std::make_shared<abort_signal>();
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(100ms);
+    abort->abort("generation 3 replaces generation 2");
+  });
+  zmq_connect_options o;
+  o.rendezvous = &store;
+  o.rank = 0;
+  o.size = 2;  // rank 1 never comes
+  o.scheme = zmq_scheme::tcp;
+  o.prefix = "never";
+  o.deadline = deadline_in(60s);
+  o.abort = abort;
+  std::string error;
+  try {
+    zmq_connect(o);
+  } catch (const collective_error& e) {
+    error = e.what();
+    CHECK(e.kind() == failure_kind::aborted);
+  }
+  aborter.join();
+  CAPTURE(error);
+  CHECK(error.find("generation 3 replaces generation 2") != std::string::npos);
+  CHECK(error.find("rank 1") != std::string::npos);
 }
 
 TEST_CASE("a peer that closes its sockets mid-operation fails the others at once") {
