@@ -103,7 +103,7 @@ restart_decision restart_intensity::on_failure(double now) {
 }
 
 supervisor_decision decide(failure_class c, const policy_table& table, restart_intensity& intensity,
-                           double now, const backoff_params& backoff, rng& r) {
+                           double now, const backoff_params& backoff, rng& r, int backoff_attempt) {
   supervisor_decision d;
   const std::string cls = name_of(c);
   switch (table[c]) {
@@ -130,7 +130,7 @@ supervisor_decision decide(failure_class c, const policy_table& table, restart_i
     return d;
   }
   d.action = supervisor_action::restart;
-  d.backoff_seconds = backoff_seconds(before, backoff, r);
+  d.backoff_seconds = backoff_seconds(backoff_attempt >= 0 ? backoff_attempt : before, backoff, r);
   d.reason = cls + ": restart " + std::to_string(before + 1) + " of " +
              std::to_string(lim.max_restarts) + " in the window";
   return d;

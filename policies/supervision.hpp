@@ -119,9 +119,12 @@ struct supervisor_decision {
   std::string reason;            // one line for the job log
 };
 
-// The group supervisor's whole decision for one failure of one worker at `now`.
+// The group supervisor's whole decision for one failure of one worker at `now`. The backoff's
+// attempt is `backoff_attempt` where it is >= 0 (the supervisor's count of failures in a row
+// with no work done between them), else the restarts in the window.
 supervisor_decision decide(failure_class c, const policy_table& table, restart_intensity& intensity,
-                           double now, const backoff_params& backoff, rng& r);
+                           double now, const backoff_params& backoff, rng& r,
+                           int backoff_attempt = -1);
 
 struct deadline_params {
   double floor_seconds = 0.5;

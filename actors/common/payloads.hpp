@@ -118,6 +118,11 @@ struct worker_setup {
   // block (the job's watchdog), and what the supervisor needs to decide on a failure.
   std::shared_ptr<fault_plan> faults;
   std::shared_ptr<cancel_token> cancel = std::make_shared<cancel_token>();
+  // Slices this incarnation computed: its supervisor restarts a worker that failed after
+  // training without backoff, and backs off only from one that keeps failing before it
+  // computes anything (a crash loop). Each incarnation gets its own counter.
+  std::shared_ptr<std::atomic<std::int64_t>> computed =
+      std::make_shared<std::atomic<std::int64_t>>(0);
   double max_hang_seconds = 600.0;
   policies::policy_table supervision;
   policies::restart_limits restarts;  // the job's restart intensity, per worker

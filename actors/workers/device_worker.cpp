@@ -224,6 +224,7 @@ void compute(stateful<worker_state>* self, const caf::actor& job, const msg::com
   }
   const std::int64_t end_ns = steady_ns_now();
   st.computed_step = cmd.step;
+  st.setup->computed->fetch_add(1, std::memory_order_relaxed);
   st.computed_samples = static_cast<std::int64_t>(stats.samples);
   msg::step_done done{cmd.job,
                       cmd.generation,

@@ -61,8 +61,12 @@ void on_failure(self_ptr self, const supervised_worker& w, std::optional<failure
             .emplace(k, rng(w.setup->seed).fork(0x50000u + static_cast<std::uint64_t>(w.spec.rank)))
             .first;
   auto& intensity = st.intensity.try_emplace(k, w.setup->restarts).first->second;
+  // The backoff grows with failures in a row that computed nothing in between (a crash loop);
+  // an incarnation that trained resets it, however many faults from outside came before.
+  int& loop = st.crash_loop[k];
+  loop = w.setup->computed && w.setup->computed->load() > 0 ? 1 : loop + 1;
   const auto d = policies::decide(*kind, w.setup->supervision, intensity, now_seconds(self),
-                                  st.backoff, it->second);
+                                  st.backoff, it->second, loop - 1);
   down.action = d.action;
   down.decision = d.reason;
   self->send(w.job, down);
@@ -119,6 +123,7 @@ caf::behavior group_supervisor_with(stateful<group_state>* self, config::group_c
         st.failed.erase(it);
         auto setup = std::make_shared<worker_setup>(*w.setup);
         setup->cancel = std::make_shared<cancel_token>();
+        setup->computed = std::make_shared<std::atomic<std::int64_t>>(0);
         spawn_one(self, w.job, w.spec, msg::local_ref<worker_setup>{std::move(setup)});
       },
       // Edge 5.

@@ -61,6 +61,7 @@ struct group_state {
   std::map<key, supervised_worker> failed;        // the last incarnation of a failed worker
   std::map<key, policies::restart_intensity> intensity;
   std::map<key, rng> jitter;
+  std::map<key, int> crash_loop;  // failures in a row without a computed slice between them
   policies::backoff_params backoff;
   steady::time_point t0 = steady::now();
 };

@@ -123,6 +123,46 @@ TEST_CASE_FIXTURE(fixture, "crashes restart with exponential backoff, then escal
   CHECK(rec->workers.size() == 5);
 }
 
+TEST_CASE_FIXTURE(fixture,
+                  "a worker that trained between failures restarts without a growing backoff") {
+  // Faults from outside (an agent killed, stopped, cut off) that keep coming are not a crash
+  // loop: an incarnation that computed a slice restarts after the base backoff again.
+  auto setup = std::make_shared<worker_setup>();
+  setup->restarts = {100, 60.0};
+  caf::anon_send(job, msg::spawn_worker{9, 1, 0, 0, "cpu/0"}, msg::local_ref<worker_setup>{setup},
+                 sup);
+  sched.run();
+  REQUIRE(rec->workers.size() == 1);
+  // Crash loop first: two failures with nothing computed, 50 then 100 ms.
+  for (const caf::timespan wait : {50ms, 100ms}) {
+    crash(rec->workers.back());
+    advance(wait - 1ms);
+    const auto before = rec->workers.size();
+    advance(1ms);
+    REQUIRE(rec->workers.size() == before + 1);
+  }
+  // Then each incarnation computes before it fails: 50 ms every time, where the loop would
+  // have waited 200, 400 and 800 ms.
+  for (int k = 0; k < 3; ++k) {
+    CAPTURE(k);
+    REQUIRE(rec->setups.back()->computed);
+    CHECK(rec->setups.back()->computed->load() == 0);  // each incarnation counts its own
+    rec->setups.back()->computed->fetch_add(1);
+    crash(rec->workers.back());
+    CHECK(rec->downs.back().action == failure_policy::restart);
+    advance(49ms);
+    const auto before = rec->workers.size();
+    advance(1ms);
+    CHECK(rec->workers.size() == before + 1);
+  }
+  // And a failure with nothing computed after that starts the loop over: 100 ms.
+  crash(rec->workers.back());
+  advance(99ms);
+  const auto before = rec->workers.size();
+  advance(1ms);
+  CHECK(rec->workers.size() == before + 1);
+}
+
 TEST_CASE_FIXTURE(
     fixture,
     "the job's restart intensity is the limit: max_restarts 1 escalates the second crash") {
