@@ -64,7 +64,8 @@ block_allreduce_result block_allreduce(const block_allreduce_options& o) {
     for (int peer = 0; peer < n; ++peer)
       if (peer != me) f(peer, static_cast<std::size_t>(peer));
   };
-  // Every payload posted stays alive and unchanged until the flush at the end.
+  // Every payload posted (the caller's blocks, `mine`, `out`) stays alive and unchanged until the
+  // flush at the end.
   auto post = [&](int peer, const message_header& h, const void* data) {
     comm.link(peer).post(h, data, ctx);
   };
@@ -121,18 +122,18 @@ block_allreduce_result block_allreduce(const block_allreduce_options& o) {
                                " blocks and " + std::to_string(result.total_samples) + " samples");
   result.blocks = static_cast<std::uint32_t>(blocks);
 
-  // Round 2: segment j of each of my blocks to its owner j.
+  // Round 2: segment j of each of my blocks to its owner j, one message a block (its position
+  // in my list as the chunk), straight from the block's buffer: no staging copy.
   const segments part{o.count, static_cast<std::size_t>(n)};
   const std::size_t own = o.index.size();
-  std::vector<std::vector<float>> staged(static_cast<std::size_t>(n));
+  auto block_tag = [&](std::size_t k, std::size_t bytes) {
+    return tag.header(1, 0, static_cast<std::uint32_t>(k), bytes);
+  };
   each_peer([&](int peer, std::size_t j) {
     const std::size_t len = part.length(j);
-    if (len == 0 || own == 0) return;
-    auto& s = staged[j];
-    s.resize(own * len);
+    if (len == 0) return;
     for (std::size_t k = 0; k < own; ++k)
-      std::memcpy(s.data() + k * len, o.blocks[k] + part.offset(j), len * sizeof(float));
-    post(peer, tag.header(1, 0, 0, s.size() * sizeof(float)), s.data());
+      post(peer, block_tag(k, len * sizeof(float)), o.blocks[k] + part.offset(j));
   });
   const auto m = static_cast<std::size_t>(me);
   const std::size_t lo = part.offset(m), len = part.length(m);
@@ -142,16 +143,20 @@ block_allreduce_result block_allreduce(const block_allreduce_options& o) {
     for (std::size_t k = 0; k < own; ++k) ins[o.index[k]] = o.blocks[k] + lo;
     auto theirs = [&](std::size_t p) { return held[p].index.size(); };
     each_peer([&](int peer, std::size_t p) {
-      if (theirs(p) > 0) from.expect(peer, tag.header(1, 0, 0, 0));
+      if (theirs(p) > 0) from.expect(peer, block_tag(0, 0));
     });
     each_peer([&](int peer, std::size_t p) {
       if (theirs(p) == 0) return;
       auto& g = got[p];
       g.resize(theirs(p) * len);
-      comm.link(peer).receive_into(tag.header(1, 0, 0, 0), reinterpret_cast<std::byte*>(g.data()),
-                                   g.size() * sizeof(float), ctx);
+      for (std::size_t k = 0; k < theirs(p); ++k) {
+        from.expect(peer, block_tag(k, 0));
+        comm.link(peer).receive_into(block_tag(k, 0),
+                                     reinterpret_cast<std::byte*>(g.data() + k * len),
+                                     len * sizeof(float), ctx);
+        ins[held[p].index[k]] = g.data() + k * len;
+      }
       from.heard(peer);
-      for (std::size_t k = 0; k < theirs(p); ++k) ins[held[p].index[k]] = g.data() + k * len;
     });
     reduce_spec spec;
     spec.divide = true;

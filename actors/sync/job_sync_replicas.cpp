@@ -219,7 +219,7 @@ class allreduce_sync : public job_sync {
   // step: collectives::allreduce_wire_bytes); with a codec, each rank sends n - 1
   // encoded blobs of one size (rank 0's sent bytes, n times; the count's own small allreduce
   // aside). busbw is then over the uncompressed buffer: the bandwidth the codec makes it seem.
-  // The canonical reduction's block_allreduce counts what all ranks sent (the last reduction's).
+  // The canonical reduction's block_allreduce counts what all ranks sent in each reduction.
   void fill_ring_report(job_report& r, std::int64_t steps) const {
     const auto ring = replicas_.ring();
     if (!ring) return;
@@ -236,8 +236,8 @@ class allreduce_sync : public job_sync {
     const double n = g.ranks;
     g.busbw_GBps =
         median_s > 0 ? static_cast<double>(g.bytes) / median_s / 1e9 * 2.0 * (n - 1.0) / n : 0;
-    if (ring->wire > 0)
-      g.wire_bytes = ring->wire;
+    if (ring->wire > 0)  // the mean: a step's blocks (the last step's may be fewer) set it
+      g.wire_bytes = ring->wire / ring->seconds.size();
     else
       g.wire_bytes = ring->codec.empty() ? collectives::allreduce_wire_bytes(
                                                static_cast<std::uint64_t>(g.bytes), g.ranks)

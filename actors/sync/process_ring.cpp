@@ -143,7 +143,7 @@ class process_ring_reducer final : public step_reducer {
       {
         std::lock_guard<std::mutex> lock(record_->mu);
         record_->seconds.push_back(sw.seconds());
-        record_->wire = done.wire_bytes;
+        record_->wire += done.wire_bytes;
       }
       hand.data = ring_buf_.data();
       hand.weight = static_cast<double>(done.total_samples);

@@ -99,7 +99,7 @@ struct ring_record {
   std::string codec;            // "" for none
   std::uint64_t bytes = 0;      // per reduction: (parameters + 1) x 4
   std::uint64_t sent = 0;       // with a codec: what rank 0 sent in the last reduction
-  std::uint64_t wire = 0;       // canonical: what all ranks sent in the last reduction
+  std::uint64_t wire = 0;       // canonical: what all ranks sent, over every reduction
   std::vector<double> seconds;  // each reduction's ring part, as rank 0 of the ring saw it
 };
 
