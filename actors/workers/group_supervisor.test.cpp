@@ -81,6 +81,14 @@ struct fixture : testing::deterministic_system {
     sched.run();
     return setup;
   }
+  // Rank `rank` with the job's restart intensity `limits`.
+  void spawn_limited(std::int32_t rank, policies::restart_limits limits) {
+    auto setup = std::make_shared<worker_setup>();
+    setup->restarts = limits;
+    caf::anon_send(job, msg::spawn_worker{9, 1, rank, rank, "cpu/" + std::to_string(rank)},
+                   msg::local_ref<worker_setup>{setup}, sup);
+    sched.run();
+  }
   void crash(const caf::actor& w) {
     caf::anon_send(w, msg::finish_atom_v, std::string("injected kill at step 5"));
     sched.run();
@@ -127,11 +135,7 @@ TEST_CASE_FIXTURE(fixture,
                   "a worker that trained between failures restarts without a growing backoff") {
   // Faults from outside (an agent killed, stopped, cut off) that keep coming are not a crash
   // loop: an incarnation that computed a slice restarts after the base backoff again.
-  auto setup = std::make_shared<worker_setup>();
-  setup->restarts = {100, 60.0};
-  caf::anon_send(job, msg::spawn_worker{9, 1, 0, 0, "cpu/0"}, msg::local_ref<worker_setup>{setup},
-                 sup);
-  sched.run();
+  spawn_limited(0, {100, 60.0});
   REQUIRE(rec->workers.size() == 1);
   // Crash loop first: two failures with nothing computed, 50 then 100 ms.
   for (const caf::timespan wait : {50ms, 100ms}) {
@@ -166,11 +170,7 @@ TEST_CASE_FIXTURE(fixture,
 TEST_CASE_FIXTURE(
     fixture,
     "the job's restart intensity is the limit: max_restarts 1 escalates the second crash") {
-  auto setup = std::make_shared<worker_setup>();
-  setup->restarts = {1, 60.0};
-  caf::anon_send(job, msg::spawn_worker{9, 1, 0, 0, "cpu/0"}, msg::local_ref<worker_setup>{setup},
-                 sup);
-  sched.run();
+  spawn_limited(0, {1, 60.0});
   REQUIRE(rec->workers.size() == 1);
   crash(rec->workers.back());
   REQUIRE(rec->downs.size() == 1);
