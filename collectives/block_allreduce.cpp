@@ -57,6 +57,9 @@ block_allreduce_result block_allreduce(const block_allreduce_options& o) {
   const int me = comm.rank();
   if (n > 1 && !fully_connected(comm))
     throw input_error("block allreduce: needs a link to every member (a full mesh)");
+  // Round 1's message, declared before the guard: on a throw the links close (no transport reads
+  // it any more) before it is freed.
+  const std::vector<std::uint64_t> mine = encode(o);
   const close_on_throw guard{comm};
   awaited from{comm, op_ctx};
   const op_context& ctx = from.ctx();
@@ -71,7 +74,6 @@ block_allreduce_result block_allreduce(const block_allreduce_options& o) {
   };
 
   // Round 1: who holds which blocks.
-  const std::vector<std::uint64_t> mine = encode(o);
   each_peer([&](int peer, std::size_t) {
     post(peer, tag.header(0, 0, 0, mine.size() * sizeof(std::uint64_t)), mine.data());
   });

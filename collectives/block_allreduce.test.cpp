@@ -27,7 +27,7 @@ std::vector<std::vector<float>> step_blocks(std::size_t blocks, std::size_t coun
   return out;
 }
 
-// Block b goes to rank owner[b].
+// Block b goes to rank owner[b] (the first owner.size() blocks of a step are dealt).
 std::vector<int> deal(std::size_t blocks, int ranks, unsigned seed) {
   std::mt19937 gen{seed};
   std::uniform_int_distribution<int> pick{0, ranks - 1};
@@ -48,7 +48,7 @@ block_allreduce_options options_for(communicator& comm, const std::vector<std::v
   o.count = out.size();
   o.out = troupe::span<float>{out.data(), out.size()};
   // A rank's blocks in any order: the result must not care.
-  for (std::size_t b = all.size(); b-- > 0;)
+  for (std::size_t b = owner.size(); b-- > 0;)
     if (owner[b] == comm.rank()) {
       o.blocks.push_back(all[b].data());
       o.index.push_back(static_cast<std::uint32_t>(b));
