@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <thread>
 
 #include "core/hash.hpp"
 #include "core/number_text.hpp"
@@ -39,6 +40,21 @@ void release_payload(void*, void* hint) {
 // Payloads up to this size are copied into the message; larger ones (tensors) are sent from the
 // caller's buffer, which must live until wait_sent (or close) returns.
 constexpr std::uint64_t copied_payload_bytes = 4096;
+
+// The links' context, ended on a thread of its own. zmq_ctx_term waits out each push socket's
+// linger (200 ms, for the goodbye to leave), which a peer that is gone never cuts short: a rank
+// that drops a generation's links for the next one (an agent whose ring lost a member) waited
+// that long before every first reduction after a membership change. Nothing of the caller's is
+// referenced by then: each link's close() waited for the payloads it had posted.
+std::shared_ptr<zmq::context_t> make_context(int io_threads) {
+  return std::shared_ptr<zmq::context_t>(new zmq::context_t(io_threads), [](zmq::context_t* c) {
+    try {
+      std::thread([c] { delete c; }).detach();
+    } catch (...) {
+      delete c;  // no thread to be had: end it here
+    }
+  });
+}
 
 class zmq_link final : public peer_link {
  public:
@@ -302,7 +318,7 @@ communicator zmq_connect(const zmq_connect_options& options) {
   }
   const std::vector<int> peers =
       options.peers.empty() ? default_peers(options.rank, options.size) : options.peers;
-  auto context = std::make_shared<zmq::context_t>(options.io_threads);
+  auto context = make_context(options.io_threads);
 
   std::vector<zmq::socket_t> pulls;
   std::vector<std::string> ipc_paths;
