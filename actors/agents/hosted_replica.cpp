@@ -4,7 +4,6 @@
 #include <chrono>
 
 #include "actors/sync/process_ring.hpp"
-#include "collectives/block_allreduce.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 
@@ -111,22 +110,16 @@ double hosted_replica::reduce(const ring_turn& t, collectives::store& store,
     collectives::close_on_throw guard{ring_};
     double total = 0.0;
     if (t.block > 0) {
-      collectives::block_allreduce_options o;
-      o.comm = &ring_;
-      o.job = t.job;
-      o.generation = t.generation;
-      o.deadline = deadline;
-      o.abort = abort;
-      o.gone = given_up;
-      o.count = count_;
-      if (kept_this_step) {
+      std::vector<const float*> blocks;
+      if (kept_this_step)
         for (std::size_t k = 0; k < kept_index_.size(); ++k)
-          o.blocks.push_back(kept_blocks_.data() + k * count_);
-        o.index = kept_index_;
-        o.samples = static_cast<std::uint64_t>(t.samples);
-      }
-      o.out = span<float>{kept_.data(), count_};
-      total = static_cast<double>(collectives::block_allreduce(o).total_samples);
+          blocks.push_back(kept_blocks_.data() + k * count_);
+      const auto done =
+          ring_reduce_blocks(ring_, t.job, t.generation, std::move(blocks),
+                             kept_this_step ? kept_index_ : std::vector<std::uint32_t>{},
+                             kept_this_step ? static_cast<std::uint64_t>(t.samples) : 0,
+                             span<float>{kept_.data(), count_}, deadline, abort, given_up);
+      total = static_cast<double>(done.total_samples);
     } else {
       total = ring_reduce_mean(ring_, t.job, t.generation, kept_, deadline, abort,
                                codec_.encoding ? &codec_ : nullptr, given_up);

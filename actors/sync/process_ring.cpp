@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "collectives/allreduce.hpp"
-#include "collectives/block_allreduce.hpp"
 #include "collectives/compressed_allreduce.hpp"
 #include "collectives/inproc/shared_allreduce.hpp"
 #include "collectives/shm/shm_link.hpp"
@@ -127,19 +126,9 @@ class process_ring_reducer final : public step_reducer {
       connect(c);
       coll::close_on_throw guard{ring_};  // ring_buf_ may still be on the wire
       stopwatch sw;
-      coll::block_allreduce_options o;
-      o.comm = &ring_;
-      o.job = job_;
-      o.generation = generation_;
-      o.deadline = c.deadline;
-      o.abort = c.abort;
-      o.gone = c.gone;
-      o.count = c.count;
-      o.blocks = c.blocks->blocks;
-      o.index = c.blocks->index;
-      o.samples = c.blocks->samples;
-      o.out = span<float>{ring_buf_.data(), ring_buf_.size()};
-      const auto done = coll::block_allreduce(o);
+      const auto done = ring_reduce_blocks(
+          ring_, job_, generation_, c.blocks->blocks, c.blocks->index, c.blocks->samples,
+          span<float>{ring_buf_.data(), ring_buf_.size()}, c.deadline, c.abort, c.gone);
       {
         std::lock_guard<std::mutex> lock(record_->mu);
         record_->seconds.push_back(sw.seconds());
@@ -259,6 +248,26 @@ coll::communicator connect_ring(ring_transport transport, int rank, int size,
   o.scheme = transport == ring_transport::ipc ? coll::zmq_scheme::ipc : coll::zmq_scheme::tcp;
   o.host = host;
   return coll::zmq_connect(o);
+}
+
+coll::block_allreduce_result ring_reduce_blocks(
+    coll::communicator& ring, std::uint64_t job, std::uint64_t generation,
+    std::vector<const float*> blocks, std::vector<std::uint32_t> index, std::uint64_t samples,
+    span<float> out, steady::time_point deadline, std::shared_ptr<const coll::abort_signal> abort,
+    std::shared_ptr<const coll::abort_signal> gone) {
+  coll::block_allreduce_options o;
+  o.comm = &ring;
+  o.job = job;
+  o.generation = generation;
+  o.deadline = deadline;
+  o.abort = std::move(abort);
+  o.gone = std::move(gone);
+  o.count = out.size();
+  o.blocks = std::move(blocks);
+  o.index = std::move(index);
+  o.samples = samples;
+  o.out = out;
+  return coll::block_allreduce(o);
 }
 
 double ring_reduce_mean(coll::communicator& ring, std::uint64_t job, std::uint64_t generation,

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "actors/sync/allreduce_step.hpp"
+#include "collectives/block_allreduce.hpp"
 #include "collectives/codecs/codec.hpp"
 #include "collectives/store.hpp"
 #include "collectives/zmq/zmq_link.hpp"
@@ -128,6 +129,17 @@ double ring_reduce_mean(collectives::communicator& ring, std::uint64_t job,
                         std::shared_ptr<const collectives::abort_signal> abort,
                         ring_codec* codec = nullptr,
                         std::shared_ptr<const collectives::abort_signal> gone = nullptr);
+
+// The canonical reduction's ring rank (in an agent or in the control process): adds every rank's
+// blocks in block order (collectives::block_allreduce) into `out`, the mean; `blocks` of `count`
+// floats each, at `index` in the step's order, holding `samples`. Returns what it reduced (the
+// step's samples, all ranks' bytes). Throws collective_error.
+collectives::block_allreduce_result ring_reduce_blocks(
+    collectives::communicator& ring, std::uint64_t job, std::uint64_t generation,
+    std::vector<const float*> blocks, std::vector<std::uint32_t> index, std::uint64_t samples,
+    span<float> out, steady::time_point deadline,
+    std::shared_ptr<const collectives::abort_signal> abort,
+    std::shared_ptr<const collectives::abort_signal> gone);
 
 }  // namespace troupe::actors
 
