@@ -250,18 +250,30 @@ coll::communicator connect_ring(ring_transport transport, int rank, int size,
   return coll::zmq_connect(o);
 }
 
-coll::block_allreduce_result ring_reduce_blocks(
-    coll::communicator& ring, std::uint64_t job, std::uint64_t generation,
-    std::vector<const float*> blocks, std::vector<std::uint32_t> index, std::uint64_t samples,
-    span<float> out, steady::time_point deadline, std::shared_ptr<const coll::abort_signal> abort,
-    std::shared_ptr<const coll::abort_signal> gone) {
-  coll::block_allreduce_options o;
+namespace {
+
+// The part of every ring operation's options that names the ring, the op's tag and its waits.
+void on_ring(coll::op_options& o, coll::communicator& ring, std::uint64_t job,
+             std::uint64_t generation, steady::time_point deadline,
+             std::shared_ptr<const coll::abort_signal> abort,
+             std::shared_ptr<const coll::abort_signal> gone) {
   o.comm = &ring;
   o.job = job;
   o.generation = generation;
   o.deadline = deadline;
   o.abort = std::move(abort);
   o.gone = std::move(gone);
+}
+
+}  // namespace
+
+coll::block_allreduce_result ring_reduce_blocks(
+    coll::communicator& ring, std::uint64_t job, std::uint64_t generation,
+    std::vector<const float*> blocks, std::vector<std::uint32_t> index, std::uint64_t samples,
+    span<float> out, steady::time_point deadline, std::shared_ptr<const coll::abort_signal> abort,
+    std::shared_ptr<const coll::abort_signal> gone) {
+  coll::block_allreduce_options o;
+  on_ring(o, ring, job, generation, deadline, std::move(abort), std::move(gone));
   o.count = out.size();
   o.blocks = std::move(blocks);
   o.index = std::move(index);
@@ -275,25 +287,15 @@ double ring_reduce_mean(coll::communicator& ring, std::uint64_t job, std::uint64
                         std::shared_ptr<const coll::abort_signal> abort, ring_codec* codec,
                         std::shared_ptr<const coll::abort_signal> gone) {
   coll::allreduce_options o;
-  o.comm = &ring;
-  o.job = job;
-  o.generation = generation;
+  on_ring(o, ring, job, generation, deadline, abort, gone);
   o.data = span<float>{data.data(), data.size()};
-  o.deadline = deadline;
-  o.abort = abort;
-  o.gone = gone;
   if (codec && codec->encoding) {
     // The count exactly, alone; the sums through the codec.
     float weight = data.back();
     o.data = span<float>{&weight, 1};
     coll::allreduce(o);
     coll::compressed_allreduce_options c;
-    c.comm = &ring;
-    c.job = job;
-    c.generation = generation;
-    c.deadline = deadline;
-    c.abort = std::move(abort);
-    c.gone = std::move(gone);
+    on_ring(c, ring, job, generation, deadline, std::move(abort), std::move(gone));
     c.data = span<float>{data.data(), data.size() - 1};
     c.encoding = codec->encoding.get();
     c.state = &codec->state;
