@@ -24,22 +24,26 @@ int chromium(const std::string& args, const std::string& url, const std::filesys
   // shared one, a browser still shutting down holds the profile's lock and the next one may hand
   // its command line over to it instead of running.
   const std::string cmd =
-      "timeout 120 chromium --headless --no-sandbox --disable-gpu "
+      "timeout 60 chromium --headless --no-sandbox --disable-gpu "
       "--hide-scrollbars --virtual-time-budget=6000 --user-data-dir='" +
       out.string() + ".profile' " + args + " '" + url + "' > '" + out.string() + "' 2> '" +
       out.string() + ".err'";
   return std::system(cmd.c_str());
 }
 
-// The screenshot, which headless Chromium has been seen to hang on once in a loaded CI run (the
-// DOM dump before it had passed): a hang (timeout's 124) is tried once more, and a failure shows
-// Chromium's own stderr. Any other exit fails at once.
-int screenshot(const std::string& args, const std::string& url, const std::filesystem::path& out) {
+// Headless Chromium with --virtual-time-budget sometimes never ends (its virtual clock waits for
+// a quiet moment of the page's polls): measured against a sanitized `troupe run` on two busy
+// cores, 1 call in 8 hung and the others took 14-18 s. Chromium's own bug, not the page's: a
+// hang (timeout's 124) is tried again, up to three calls, while the job runs on. A failure shows
+// Chromium's own stderr; any other exit fails at once. Note that Chromium exits 0 when the page
+// cannot load at all, so the caller checks what it wrote.
+int chromium_tries(const std::string& args, const std::string& url,
+                   const std::filesystem::path& out) {
   int rc = 0;
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
     rc = chromium(args, url, out);
     if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 124) break;
-    MESSAGE("chromium --screenshot hung for 120 s; trying once more");
+    MESSAGE("chromium hung for 60 s (call " << attempt + 1 << " of 3)");
   }
   if (rc != 0) {
     std::stringstream err;
@@ -58,10 +62,12 @@ TEST_CASE("headless Chromium: the dashboard shows the running job and a curve of
     MESSAGE("skipped: chromium is not installed (tools/packages.txt installs it)");
     return;
   }
+  // 32 ms a step (16 rows of 2 ms on each worker): the job's 16,000 steps outlast every
+  // Chromium call below, retries included, and the page's history stays small.
   const auto config = write("dash.yaml",
                             "cluster:\n  groups:\n"
                             "    - {name: cpu, device: sim, base: cpu, slowdown: 1, row_seconds: "
-                            "0.0002, count: 2}\n"
+                            "0.002, count: 2}\n"
                             "jobs:\n" +
                                 job_yaml("dash", "cpu", 100000) +
                                 "    faults: [{action: kill, target: cpu/1, step: 15}]\n");
@@ -98,7 +104,7 @@ TEST_CASE("headless Chromium: the dashboard shows the running job and a curve of
   std::getline(std::ifstream(spki), pin);
   const std::string trust = "--ignore-certificate-errors-spki-list=" + pin + " ";
   const std::string page_url = url + "/#token=" + token;
-  REQUIRE(chromium(trust + "--dump-dom", page_url, dom) == 0);
+  REQUIRE(chromium_tries(trust + "--dump-dom", page_url, dom) == 0);
   std::stringstream page;
   page << std::ifstream(dom).rdbuf();
   std::smatch m;
@@ -115,8 +121,8 @@ TEST_CASE("headless Chromium: the dashboard shows the running job and a curve of
 
   const auto shot = troupe_binary().parent_path() / "dashboard.png";
   std::filesystem::remove(shot);
-  REQUIRE(screenshot(trust + "--window-size=1400,1500 --screenshot='" + shot.string() + "'",
-                     page_url, scratch / "shot.out") == 0);
+  REQUIRE(chromium_tries(trust + "--window-size=1400,1500 --screenshot='" + shot.string() + "'",
+                         page_url, scratch / "shot.out") == 0);
   std::ifstream png(shot, std::ios::binary);
   std::string magic(8, '\0');
   png.read(magic.data(), 8);
