@@ -185,7 +185,16 @@ void on_step_timeout(job_self self, const msg::step_timeout& t) {
     reduce_deadline_passed(self, t.seq);
     return;
   }
-  for (const auto& s : st.mem.on_timeout(t.seq, now_s(self)))
+  const auto v = st.mem.on_timeout(t.seq, now_s(self));
+  if (v.wait_more > 0) {
+    log(self, v.log);
+    auto again = tagged<msg::step_timeout>(self);
+    again.step = st.step;
+    again.seq = st.mem.next_deadline_seq();
+    self->delayed_send(self, to_timespan(v.wait_more), again);
+    return;
+  }
+  for (const auto& s : v.silent)
     declare_failed(self, static_cast<std::size_t>(s.rank), s.kind, s.reason);
 }
 

@@ -22,6 +22,7 @@ membership::membership(std::vector<std::string> names, std::vector<std::string> 
   dp.initial_seconds = std::min(dp.initial_seconds, watchdog_seconds);
   dp.floor_seconds = floor_seconds;
   deadline_ = policies::step_deadline(dp);
+  stall_cap_ = dp.initial_seconds;
 }
 
 std::int32_t membership::add_rank(const std::string& name, const std::string& group) {
@@ -56,6 +57,7 @@ void membership::begin_step(std::int64_t step, const std::vector<std::int64_t>& 
   results_.clear();
   orphans_.clear();
   step_failed_ = false;
+  stall_waited_ = 0;
   std::int64_t offset = 0;
   for (std::size_t r = 0; r < owed_.size(); ++r) {
     owed_[r].clear();
@@ -164,13 +166,28 @@ member_commands membership::on_down(const down_event& e, double now,
   return out;
 }
 
-std::vector<silent_member> membership::on_timeout(std::int64_t seq, double now) {
-  std::vector<silent_member> out;
+deadline_verdict membership::on_timeout(std::int64_t seq, double now) {
+  deadline_verdict out;
   if (seq != seq_ || pending() == 0) return out;
   std::vector<std::size_t> silent;
   for (std::size_t r = 0; r < owed_.size(); ++r)
     if (is_member(r) && !owed_[r].empty() && reported_at_[r] < 0) silent.push_back(r);
   const double deadline = deadline_.deadline();
+  // A stall (deadline_verdict): every member that owes a slice is silent and none answered one.
+  std::size_t owing = 0;
+  for (std::size_t r = 0; r < owed_.size(); ++r) owing += is_member(r) && !owed_[r].empty();
+  const double waited = deadline + stall_waited_;
+  if (silent.size() >= 2 && silent.size() == owing && results_.empty() && waited < stall_cap_) {
+    out.wait_more = std::min(waited, stall_cap_ - waited);
+    stall_waited_ += out.wait_more;
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "step %lld: all %zu members silent for %.3f s, none answered: waiting %.3f s "
+                  "more before declaring them hung (a stall of the host is as likely)",
+                  static_cast<long long>(step_), silent.size(), waited, out.wait_more);
+    out.log = buf;
+    return out;
+  }
   for (auto r : silent) {
     // Every member of a group of two or more silent at once: the group is cut off.
     int in_group = 0, silent_in_group = 0;
@@ -185,10 +202,10 @@ std::vector<silent_member> membership::on_timeout(std::int64_t seq, double now) 
                                                           : failure_class::hang;
     char buf[160];
     std::snprintf(buf, sizeof buf, "no answer to step %lld within the %.3f s deadline",
-                  static_cast<long long>(step_), deadline);
+                  static_cast<long long>(step_), waited);
     m.reason = buf;
     reported_at_[r] = now;
-    out.push_back(std::move(m));
+    out.silent.push_back(std::move(m));
   }
   return out;
 }

@@ -81,6 +81,18 @@ struct silent_member {
   std::string reason;
 };
 
+// What a step deadline found: the members to declare failed, or a stall to wait out. Two or
+// more members silent at once with none of the step's slices answered is as likely a stall of
+// what they share (the host, the job's own process, the network to them all) as a hang of
+// each, and declaring them all leaves the job nobody (allreduce then fails outright): the job
+// waits again, twice as long each time, until the step has waited the first step's deadline
+// (30 s at most), and only then names them.
+struct deadline_verdict {
+  std::vector<silent_member> silent;
+  double wait_more = 0;  // > 0: arm the deadline again for this long
+  std::string log;       // why it waits, when it does
+};
+
 // What the job does after an event, in this order: log `log`, send restart_worker for each of
 // `restart`, start a new generation, send the `replan` slices and log `replan_log`, arm the step
 // deadline; or fail the job with `fail`.
@@ -141,7 +153,7 @@ class membership {
   // `weights`: the job's split weights by rank (re-planned slices follow them).
   member_commands on_down(const down_event& e, double now, const std::vector<double>& weights);
   // The step deadline of dispatch `seq` fired.
-  std::vector<silent_member> on_timeout(std::int64_t seq, double now);
+  deadline_verdict on_timeout(std::int64_t seq, double now);
   // The sequence number of the deadline to arm now (the latest dispatch of the step).
   std::int64_t next_deadline_seq() { return ++seq_; }
   double deadline_seconds() const { return deadline_.deadline(); }
@@ -186,6 +198,8 @@ class membership {
   std::int64_t recomputed_step_ = -1;  // the last step counted in report_.recomputed_steps
   std::int64_t seq_ = 0;               // dispatches of the step in flight
   bool step_failed_ = false;           // a failure hit the step in flight: its time is not typical
+  double stall_waited_ = 0;            // seconds the step in flight waited out as a stall
+  double stall_cap_ = 0;               // the most a step waits out (the first step's deadline)
   std::vector<double> reported_at_;    // by rank: when the job reported it hung (-1: not)
   std::vector<double> open_recoveries_;  // detection times waiting for the next completed step
   policies::step_deadline deadline_;

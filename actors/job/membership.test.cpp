@@ -217,8 +217,8 @@ TEST_CASE("a deadline names the silent members: hang, or lost-group for a whole 
     m.begin_step(5, {40, 40, 20});
     const auto seq = m.next_deadline_seq();
     for (auto r : t.answered) CHECK(m.accept(r, grad(), 0.1));
-    CHECK(m.on_timeout(seq - 1, 2.0).empty());  // a stale deadline
-    const auto silent = m.on_timeout(seq, 2.0);
+    CHECK(m.on_timeout(seq - 1, 2.0).silent.empty());  // a stale deadline
+    const auto silent = m.on_timeout(seq, 2.0).silent;
     REQUIRE(silent.size() == t.reported.size());
     for (std::size_t i = 0; i < silent.size(); ++i) {
       CHECK(silent[i].rank == t.reported[i].first);
@@ -226,8 +226,58 @@ TEST_CASE("a deadline names the silent members: hang, or lost-group for a whole 
       CHECK(silent[i].reason.find("no answer to step 5") == 0);
     }
     // Reported once: the next deadline of the same dispatch does not name them again.
-    CHECK(m.on_timeout(seq, 3.0).empty());
+    CHECK(m.on_timeout(seq, 3.0).silent.empty());
   }
+}
+
+TEST_CASE("every member silent and none answered: a stall is waited out, doubling, then named") {
+  // Steps of 10 ms measured: the deadline is the 0.5 s floor; the first step's is 10 s.
+  auto measured = [] {
+    auto m = three();
+    for (std::int64_t s = 0; s < 20; ++s) {
+      m.begin_step(s, {40, 40, 20});
+      for (std::int32_t r = 0; r < 3; ++r) CHECK(m.accept(r, grad(), 0.01));
+    }
+    REQUIRE(m.deadline_seconds() == 0.5);
+    return m;
+  };
+  auto m = measured();
+  m.begin_step(20, {40, 40, 20});
+  std::vector<double> waits;
+  for (int i = 0; i < 10; ++i) {
+    const auto v = m.on_timeout(m.next_deadline_seq(), 1.0);
+    if (v.wait_more <= 0) {
+      // The step waited the first step's deadline in all: now each is named.
+      REQUIRE(v.silent.size() == 3);
+      CHECK(v.silent[0].reason == "no answer to step 20 within the 10.000 s deadline");
+      break;
+    }
+    CHECK(v.silent.empty());
+    CHECK(v.log.find("step 20: all 3 members silent") == 0);
+    waits.push_back(v.wait_more);
+  }
+  CHECK(waits == std::vector<double>{0.5, 1.0, 2.0, 4.0, 2.0});
+  // A new step waits from the floor again.
+  auto again = measured();
+  again.begin_step(20, {40, 40, 20});
+  CHECK(again.on_timeout(again.next_deadline_seq(), 1.0).wait_more == 0.5);
+  CHECK(again.on_timeout(again.next_deadline_seq(), 1.5).wait_more == 1.0);
+  again.begin_step(21, {40, 40, 20});
+  CHECK(again.on_timeout(again.next_deadline_seq(), 2.0).wait_more == 0.5);
+
+  // One member answered: the others are named at the first deadline, as hangs (no stall).
+  auto n = measured();
+  n.begin_step(20, {40, 40, 20});
+  const auto seq = n.next_deadline_seq();
+  CHECK(n.accept(2, grad(), 0.01));
+  const auto v = n.on_timeout(seq, 1.0);
+  CHECK(v.wait_more == 0);
+  CHECK(v.silent.size() == 2);
+
+  // One member owes the step alone: its silence is its own.
+  auto one = measured();
+  one.begin_step(20, {100, 0, 0});
+  CHECK(one.on_timeout(one.next_deadline_seq(), 1.0).silent.size() == 1);
 }
 
 TEST_CASE("member weights and the member list leave out who is not a member") {
