@@ -73,7 +73,7 @@ struct run_result {
 
 // Runs the config; at step `at` (if > 0) calls `hurt(pid of agent a)` once; at `at` < 0, when
 // the job has its data (its "data:" line), as it asks the agents to host its workers. `watch`,
-// if given, sees every line of the job's log as it comes.
+// if given, sees every line of the job's log and of the agents' as it comes.
 run_result run(const std::string& yaml, std::int64_t at = 0,
                const std::function<void(pid_t)>& hurt = {},
                const std::function<void(const std::string&)>& watch = {}) {
@@ -100,6 +100,7 @@ run_result run(const std::string& yaml, std::int64_t at = 0,
       if (watch) watch(line);
       return;
     }
+    if (watch) watch(line);
     {
       std::lock_guard<std::mutex> lock(mu);
       log.push_back(line);
@@ -533,6 +534,58 @@ TEST_CASE("an elastic job below min_devices pauses until the restarted worker is
   const auto& a = hurt.job.workers[0];
   CHECK(a.name == "a/0");
   CHECK(a.steps >= 199);  // every step but the one it died in (a restart may come back in time)
+  check_same_model(hurt.job);
+}
+
+TEST_CASE(
+    "a worker restarted on an agent stopped past the heartbeat is asked again on its return") {
+  // Agent a is stopped at step 50 and continued as soon as the registry has lost it. Its worker
+  // is declared hung and restarted where it is: the restart's request to host it went to the
+  // stopped agent's session, which ended with it. The request goes again to the agent as it
+  // rejoins; before, it waited out its 10 s and failed as a crash. With min_devices 3 the job
+  // holds for a/0, so the restart always meets the job still running.
+  auto with_min = [](std::string yaml) {
+    const std::string at = "    seed: 7\n";
+    yaml.insert(yaml.find(at), "    elastic: {min_devices: 3, max_devices: 3}\n");
+    return yaml;
+  };
+  std::atomic<pid_t> stopped{0};
+  std::mutex mu;
+  std::condition_variable said;
+  bool continued = false;
+  // If the registry never says it lost a (it should within the heartbeat), a is continued
+  // after 30 s anyway, so that nothing stays stopped.
+  std::thread fallback;
+  const auto hurt = run(
+      with_min(config_text("separate", ps_sync, "{crash: restart, hang: restart}")), 50,
+      [&](pid_t pid) {
+        stopped = pid;
+        ::kill(pid, SIGSTOP);
+        fallback = std::thread([&] {
+          std::unique_lock<std::mutex> lock(mu);
+          said.wait_for(lock, std::chrono::seconds(30), [&] { return continued; });
+          if (const auto p = stopped.exchange(0); p > 0) ::kill(p, SIGCONT);
+        });
+      },
+      [&](const std::string& line) {
+        if (line.rfind("lost agent a ", 0) != 0) return;
+        if (const auto p = stopped.exchange(0); p > 0) ::kill(p, SIGCONT);
+        std::lock_guard<std::mutex> lock(mu);
+        continued = true;
+        said.notify_all();
+      });
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    continued = true;
+    said.notify_all();
+  }
+  if (fallback.joinable()) fallback.join();
+  check_completed(hurt.job);
+  INFO("events:" << troupe::testing::events_text(hurt.job));
+  CHECK(hurt.job.faults.restarts >= 1);
+  CHECK(hurt.job.faults.migrations == 0);
+  for (const auto& e : hurt.job.events)
+    CHECK(e.detail.find("did not answer a request to host") == std::string::npos);
   check_same_model(hurt.job);
 }
 

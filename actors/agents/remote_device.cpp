@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 #include <caf/scoped_actor.hpp>
@@ -345,33 +346,59 @@ msg::host_worker request_of(const worker_setup& setup, const std::string& prefix
   return w;
 }
 
+// Asks the group's agent to host the worker, and waits up to setup_seconds for its answer. An
+// agent whose session ends while it holds the request (stopped past the heartbeat, cut off,
+// killed) never answers it: the request goes at once to the agent that hosts the group now (the
+// same one rejoined, or a restarted child) under a new prefix, with a deadline of its own, as
+// long as agent_return_seconds have not passed since the first. Waiting out the deadline
+// instead kept a worker out for 10 s after a 1 s SIGSTOP. `agent` and `prefix` are those of
+// the request answered.
+msg::host_answer request_hosting(caf::actor_system& sys, const worker_setup& setup,
+                                 hosted_group& agent, std::string& prefix) {
+  // One link per worker incarnation (and per request): a restarted worker meets the agent
+  // under new keys.
+  static std::atomic<std::uint64_t> serial{0};
+  const auto seconds = [](double s) {
+    return std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(s));
+  };
+  const auto give_up = steady::now() + seconds(agent_return_seconds);
+  for (;;) {
+    agent = agent_of(setup);
+    prefix = "remote/" + setup.job_name + "/" + setup.device.name + "/" +
+             std::to_string(::getpid()) + "/" + std::to_string(++serial);
+    const auto until = steady::now() + seconds(setup_seconds);
+    caf::scoped_actor self{sys};
+    self->send(agent.agent, request_of(setup, prefix));
+    for (;;) {
+      std::optional<msg::host_answer> answer;
+      self->receive([&](msg::host_answer& a) { answer = std::move(a); },
+                    caf::after(cancel_slice) >> [] {});
+      if (answer) return std::move(*answer);
+      if (setup.cancel && setup.cancel->cancelled())
+        throw troupe::runtime_failure("released while asking agent '" + agent.agent_name +
+                                      "' to host " + setup.device.name);
+      if (steady::now() >= until)
+        throw troupe::runtime_failure("agent '" + agent.agent_name +
+                                      "' did not answer a request to host " + setup.device.name +
+                                      " within " + std::to_string(static_cast<int>(setup_seconds)) +
+                                      " s");
+      if (agent.lost->aborted()) break;
+    }
+    if (steady::now() >= give_up)
+      throw troupe::runtime_failure("agent '" + agent.agent_name +
+                                    "' was lost while asked to host " + setup.device.name +
+                                    ", again for " + std::to_string(agent_return_seconds) + " s");
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<devices::device> make_remote_device(caf::actor_system& sys,
                                                     const worker_setup& setup) {
-  const auto agent = agent_of(setup);
+  hosted_group agent;
+  std::string prefix;
+  const auto answer = request_hosting(sys, setup, agent, prefix);
   const std::string who = "agent '" + agent.agent_name + "'";
-  // One link per worker incarnation: a restarted worker meets the agent under new keys.
-  static std::atomic<std::uint64_t> serial{0};
-  const std::string prefix = "remote/" + setup.job_name + "/" + setup.device.name + "/" +
-                             std::to_string(::getpid()) + "/" + std::to_string(++serial);
-
-  msg::host_answer answer;
-  bool answered = false;
-  {
-    caf::scoped_actor self{sys};
-    self->send(agent.agent, request_of(setup, prefix));
-    self->receive(
-        [&](msg::host_answer& a) {
-          answer = std::move(a);
-          answered = true;
-        },
-        caf::after(to_timespan(setup_seconds)) >> [] {});
-  }
-  if (!answered)
-    throw troupe::runtime_failure(who + " did not answer a request to host " + setup.device.name +
-                                  " within " + std::to_string(static_cast<int>(setup_seconds)) +
-                                  " s");
   if (!answer.accepted)
     throw troupe::runtime_failure(who + " cannot host " + setup.device.name + ": " +
                                   answer.reason.substr(0, 300));
