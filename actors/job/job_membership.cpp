@@ -108,6 +108,7 @@ void membership_start(job_self self) {
   st.mem = membership(std::move(names), std::move(groups), st.launch.step_deadline_seconds,
                       st.launch.cfg.hang_floor_s);
   st.mem.set_block(st.reduction_block);
+  st.reduce_deadline = policies::step_deadline(reduce_deadline_params(st.launch.cfg.hang_floor_s));
 }
 
 void arm_deadline(job_self self) {

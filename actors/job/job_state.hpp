@@ -1,6 +1,7 @@
 #pragma once
 // The job actor's state (actors/job/job.hpp). Only the job's own files include this: the rules it
 // applies live in plain classes it holds (membership, checkpoint_cycle, job_stats, job_sync).
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -66,12 +67,15 @@ struct job_checkpoints {
 };
 
 // The reduction deadline's policy: the step deadline's (4 x the 95th percentile of the last 50),
-// over reduction times, at least 1 s, and 1 s until five were measured (the job then takes the
-// larger of it and the step deadline).
-inline policies::deadline_params reduce_deadline_params() {
+// over reduction times, at least twice the job's hang floor (1 s by default), and that or 1 s,
+// whichever is more, until five were measured (the job then takes the larger of it and the step
+// deadline). A reduction has more to wait for than a compute phase (every member's part), so
+// its floor is the larger; a job that lowers the hang floor to catch a silent member sooner
+// lowers both.
+inline policies::deadline_params reduce_deadline_params(double hang_floor_seconds = 0.5) {
   policies::deadline_params p;
-  p.floor_seconds = 1.0;
-  p.initial_seconds = 1.0;
+  p.floor_seconds = 2 * hang_floor_seconds;
+  p.initial_seconds = std::max(1.0, p.floor_seconds);
   return p;
 }
 
