@@ -217,7 +217,7 @@ fault_config read_fault(const context& cx, const YAML::Node& n, const std::strin
   v.integer("until_step", f.until_step, range{-1, false});
   v.enumeration("phase", f.phase);
   if (f.phase != fault_phase::compute && f.action != fault_action::kill)
-    v.fail("phase", std::string("only a kill takes a phase (reduce or apply); ") +
+    v.fail("phase", std::string("only a kill takes a phase (reduce, apply or eval); ") +
                         name_of(f.action) + " fires where the worker computes");
   if (f.until_step != -1 && f.until_step < f.step)
     v.fail("until_step", "must be -1 (no end) or >= step " + std::to_string(f.step) + ", got " +

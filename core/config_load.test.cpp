@@ -335,8 +335,8 @@ TEST_CASE("duplicate names") {
   expect(error_of(s), "6: cluster.groups[1].name:", "already used by cluster.groups[0]");
   expect(error_of(base + "  - name: a/b\n"), "14: jobs[1].name:", "1 to 64 letters");
   // Names become file and directory names: never "." or "..", nor hidden, nor endless.
-  for (const std::string bad : {std::string(".."), std::string("."), std::string(".hidden"),
-                                std::string("-x"), std::string(65, 'a')}) {
+  for (const std::string& bad : {std::string(".."), std::string("."), std::string(".hidden"),
+                                 std::string("-x"), std::string(65, 'a')}) {
     CAPTURE(bad);
     expect(error_of(base + "  - name: \"" + bad + "\"\n"),
            "14: jobs[1].name:", "starting with a letter or a digit");

@@ -94,7 +94,7 @@ class parser {
     const std::string p = t_.substr(start, pos_ - start);
     const auto parsed = parse_name<fault_phase>(p);
     if (!parsed)
-      fail(start, "expected PHASE (compute, reduce or apply) after ':', found " +
+      fail(start, "expected PHASE (compute, reduce, apply or eval) after ':', found " +
                       (p.empty() ? found() : "'" + p + "'"));
     return *parsed;
   }

@@ -15,8 +15,10 @@
 //   delay     = "delay:"     device "+" ms "@" ( step | window )   its messages held back MS ms
 //   drop      = "drop:"      device "@" step                  its step result is lost once
 //   partition = "partition:" group "@" window                 the whole group unreachable
-//   phase     = "compute" | "reduce" | "apply"   where in the step (default compute; reduce:
-//               before it joins the step's reduction, apply: after it, before applying)
+//   phase     = "compute" | "reduce" | "apply" | "eval"   where in the step (default compute;
+//               reduce: before it joins the step's reduction, apply: after it, before
+//               applying; eval: as it evaluates the final model, the step being the job's
+//               step count)
 //   device    = group "/" index
 //   group     = 1*( ALPHA | DIGIT | "_" | "-" | "." )        a cluster group's name
 //   index     = 1*DIGIT                                      device index in the group

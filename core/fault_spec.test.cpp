@@ -78,6 +78,8 @@ TEST_CASE("parse_fault: a kill's phase") {
   CHECK(parse_fault("kill:cpu/1@50").phase == fault_phase::compute);
   CHECK(parse_fault("kill:cpu/1@50:reduce").phase == fault_phase::reduce);
   CHECK(parse_fault("kill:cpu/1@50:apply").phase == fault_phase::apply);
+  CHECK(parse_fault("kill:cpu/1@80:eval").phase == fault_phase::eval);
+  CHECK(troupe::config::fault_to_string(parse_fault("kill:cpu/1@80:eval")) == "kill:cpu/1@80:eval");
   // The default phase is not written; the others read back.
   CHECK(troupe::config::fault_to_string(parse_fault("kill:cpu/1@50:compute")) == "kill:cpu/1@50");
   CHECK(troupe::config::fault_to_string(parse_fault("kill:cpu/1@50:reduce")) ==
@@ -85,8 +87,8 @@ TEST_CASE("parse_fault: a kill's phase") {
   CHECK(same(parse_fault("kill:cpu/1@50:apply"),
              parse_fault(troupe::config::fault_to_string(parse_fault("kill:cpu/1@50:apply")))));
   CHECK(error_of("kill:cpu/1@50:sideways")
-            .rfind("--inject 'kill:cpu/1@50:sideways': column 15: expected PHASE (compute, reduce "
-                   "or apply) after ':', found 'sideways'",
+            .rfind("--inject 'kill:cpu/1@50:sideways': column 15: expected PHASE (compute, reduce, "
+                   "apply or eval) after ':', found 'sideways'",
                    0) == 0);
   CHECK(error_of("kill:cpu/1@50:").find("column 15: expected PHASE") != std::string::npos);
   // Only a kill has one.

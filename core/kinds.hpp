@@ -66,9 +66,10 @@ TROUPE_SPELLINGS(fault_action, device_error, "kill", "hang", "slow", "delay", "d
 // computes its slice (every other action fires there too); reduce: when the step's reduction
 // reaches the worker, before it contributes; apply: after the reduction, before the worker
 // applies it (sync: allreduce, where workers reduce; in ps the shards do, and these two never
-// fire).
-enum class fault_phase { compute, reduce, apply };
-TROUPE_SPELLINGS(fault_phase, apply, "compute", "reduce", "apply");
+// fire); eval: as the worker evaluates the final model on its share of the test set, after the
+// last step (the fault's step is the job's step count).
+enum class fault_phase { compute, reduce, apply, eval };
+TROUPE_SPELLINGS(fault_phase, eval, "compute", "reduce", "apply", "eval");
 
 // A worker failure's class (policies/supervision.hpp says how each is found and handled); the
 // keys of `jobs[].supervision`.

@@ -87,6 +87,27 @@ TEST_CASE("a worker killed at step 50 is restarted and the model equals the faul
   CHECK(r.workers[1].steps >= 50);
 }
 
+TEST_CASE("a worker killed as it evaluates the final model: another evaluates its share") {
+  // After the last step every member evaluates a share of the test set. A worker lost then
+  // (as a chaos run's agent killed at the end) failed the whole trained job; now another member
+  // takes its share, and the figures are those of the run without the fault: the same model
+  // (the same bits) over the same test samples.
+  const auto r = run("    faults: [{step: " + std::to_string(steps) +
+                     ", action: kill, target: cpu/1, phase: eval}]\n");
+  INFO("error: " << r.error);
+  INFO("events:" << troupe::testing::events_text(r));
+  REQUIRE(r.status == troupe::job_status::completed);
+  CHECK(r.params.fnv1a64 == baseline().params.fnv1a64);
+  const auto it = std::find_if(r.events.begin(), r.events.end(), [](const troupe::job_event& e) {
+    return e.kind == "failure" && e.detail.find("worker cpu/1 crash while the job evaluates") == 0;
+  });
+  REQUIRE(it != r.events.end());
+  CHECK(it->detail.find("its share of the test set") != std::string::npos);
+  REQUIRE(baseline().test_accuracy > 0);
+  CHECK(r.test_accuracy == baseline().test_accuracy);
+  CHECK(r.test_loss == doctest::Approx(baseline().test_loss).epsilon(1e-12));
+}
+
 TEST_CASE("an out-of-memory and a device error are classified and their workers migrated") {
   // A cpu device throws what its failures would throw (std::bad_alloc, its own error); a cuda
   // device fails for real on the GPU (tests/gpu.test.cpp).

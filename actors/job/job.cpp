@@ -11,6 +11,7 @@
 #include "actors/common/specs.hpp"
 #include "actors/job/data_distributor.hpp"
 #include "actors/job/job_checkpoint.hpp"
+#include "actors/job/job_evaluation.hpp"
 #include "actors/job/job_growth.hpp"
 #include "actors/job/job_membership.hpp"
 #include "actors/job/job_messages.hpp"
@@ -161,7 +162,12 @@ caf::behavior behavior_of(job_self self, job_phase phase) {
           })
           .or_else(common(self));
     case job_phase::evaluating:
-      return common(self).or_else([=](const msg::eval_done& m) { on_eval_done(self, m); });
+      return caf::message_handler{[=](const msg::eval_done& m) { on_eval_done(self, m); },
+                                  [=](const msg::worker_down& m) {
+                                    if (auto why = on_eval_worker_down(self, m))
+                                      finish(self, job_status::failed, *why, m.bad_input);
+                                  }}
+          .or_else(common(self));
     case job_phase::loading:
     case job_phase::done:
       break;

@@ -3,6 +3,7 @@
 // applies live in plain classes it holds (membership, checkpoint_cycle, job_stats, job_sync).
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,12 @@
 namespace troupe::actors {
 
 enum class job_phase { loading, spawning, probing, running, draining, evaluating, done };
+
+// A worker's part of the final evaluation: `count` test samples from `offset`.
+struct eval_share {
+  std::int64_t offset = 0;
+  std::int64_t count = 0;
+};
 
 struct worker_slot {
   std::string name;  // GROUP/INDEX
@@ -105,6 +112,10 @@ struct job_state {
   bool paused = false;  // elastic: held at a step boundary with fewer than min_devices members
   int answers = 0;      // probes / evaluations answered in the current phase
   int eval_expected = 0;
+  // EVALUATING (actors/job/job_evaluation.hpp): by rank, the shares of the test set it owes, in
+  // the order it was sent them, and whether it was lost.
+  std::vector<std::deque<eval_share>> eval_owed;
+  std::vector<bool> eval_lost;
   std::vector<double> probe_seconds;
   // Workers lost while the job started, whose supervision policy keeps the job (restart,
   // migrate): their failures, and the ready messages of their restarted incarnations (with the

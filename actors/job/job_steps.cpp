@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "actors/job/job_checkpoint.hpp"
+#include "actors/job/job_evaluation.hpp"
 #include "actors/job/job_growth.hpp"
 #include "actors/job/job_leave_out.hpp"
 #include "actors/job/job_membership.hpp"
@@ -27,32 +28,6 @@ bool should_stop(job_self self) {
   auto& st = self->state;
   if (st.step >= st.steps_total) return true;
   return st.sync->may_stop_on_time() && time_is_up(self);
-}
-
-// Edge 4: each member evaluates its share of the test set with the final parameters.
-void evaluate(job_self self) {
-  auto& st = self->state;
-  enter(self, job_phase::evaluating);
-  st.answers = 0;
-  const auto n = static_cast<std::int64_t>(st.data.test ? st.data.test->n : 0);
-  if (n == 0) {
-    finish(self, job_status::completed);
-    return;
-  }
-  const auto counts = data::split_weighted(n, st.mem.member_weights(st.weights));
-  std::int64_t offset = 0;
-  st.eval_expected = 0;
-  for (std::size_t r = 0; r < st.workers.size(); ++r) {
-    if (!st.mem.is_member(r)) continue;
-    ++st.eval_expected;
-    auto cmd = tagged<msg::eval_cmd>(self);
-    cmd.version = st.step;
-    cmd.rank = static_cast<std::int32_t>(r);
-    cmd.offset = offset;
-    cmd.count = counts[r];
-    offset += counts[r];
-    self->send(st.workers[r].actor, cmd);
-  }
 }
 
 // Sends the plan's slices to the workers. For the step in flight's successor the workers gather
@@ -488,17 +463,6 @@ void on_split_decision(job_self self, const msg::split_decision& d) {
   auto fwd = tagged<msg::split_update>(self);
   fwd.weights = st.mem.member_weights(st.weights);
   self->send(st.distributor, fwd);
-}
-
-void on_eval_done(job_self self, const msg::eval_done& m) {
-  auto& st = self->state;
-  if (!st.gate.admit(m)) return;
-  ++st.progress;
-  st.eval_stats.loss_sum += m.loss_sum;
-  st.eval_stats.samples += static_cast<std::size_t>(m.samples);
-  st.eval_stats.correct += static_cast<std::size_t>(m.correct);
-  if (++st.answers < st.eval_expected) return;
-  finish(self, job_status::completed);
 }
 
 }  // namespace troupe::actors

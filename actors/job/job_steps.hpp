@@ -1,6 +1,7 @@
 #pragma once
 // The job's step protocol in RUNNING and DRAINING (actors/job/job.hpp): plans, slices, gradient
-// sums, the reduction through the sync seam, the step boundary, and the evaluation.
+// sums, the reduction through the sync seam, and the step boundary (the evaluation after the
+// last one: actors/job/job_evaluation.hpp).
 #include "actors/job/job_state.hpp"
 
 namespace troupe::actors {
@@ -15,7 +16,6 @@ void on_reduce_dropped(job_self self, const msg::reduce_dropped& m);
 // Every member applied the step in flight: complete it (once a checkpoint being written landed).
 void step_applied(job_self self);
 void on_split_decision(job_self self, const msg::split_decision& d);
-void on_eval_done(job_self self, const msg::eval_done& m);
 // Asks the distributor for the plan of `step`.
 void request_plan(job_self self, std::int64_t step);
 // The step in flight was handed out and is not applied yet.

@@ -514,6 +514,7 @@ caf::behavior device_worker(stateful<worker_state>* self, caf::actor job, msg::s
       [=](const msg::eval_cmd& cmd) {
         auto& st = self->state;
         if (!st.gate.follow(cmd)) return;
+        if (injected_kill(self, cmd.version, fault_phase::eval)) return;
         const auto& test = *st.setup->data.test;
         const auto* params = st.setup->params->values.data();
         models::step_stats total;
