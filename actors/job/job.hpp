@@ -39,13 +39,15 @@
 //      the interval (in sync: local only if an average just happened), waits until it is
 //      durable, and reports `interrupted`.
 //   7. an error answer, the watchdog, or a worker failure that cannot be handled (bad input, the
-//      fail-job policy, a sync mode that cannot lose a member, in LOADING or EVALUATING): report
+//      fail-job policy, a sync mode that cannot lose a member, in LOADING, or in EVALUATING with
+//      no other member left to take its share of the test set): report
 //      `failed` (bad_input when the cause was the user's input), release, quit. In RUNNING a
 //      worker failure is handled (actors/job/membership.hpp): its slices are re-planned over the
 //      other members, it is restarted or its share migrated, and the job goes on in a new
 //      generation. In SPAWNING and PROBING the job starts without that worker, and its failure
 //      (and a restarted incarnation's ready) is replayed on entering RUNNING, where the
-//      membership decides as for any failure.
+//      membership decides as for any failure. In EVALUATING its share of the test set goes to
+//      another member (actors/job/job_evaluation.hpp).
 //   8. the watchdog fires every step_deadline seconds; no progress since the last one is edge 7.
 #include <string>
 #include <vector>
