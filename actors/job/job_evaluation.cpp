@@ -22,7 +22,6 @@ void send_share(job_self self, std::size_t rank, const eval_share& share) {
 void evaluate(job_self self) {
   auto& st = self->state;
   enter(self, job_phase::evaluating);
-  st.answers = 0;
   const auto n = static_cast<std::int64_t>(st.data.test ? st.data.test->n : 0);
   if (n == 0) {
     finish(self, job_status::completed);
@@ -32,10 +31,8 @@ void evaluate(job_self self) {
   st.eval_owed.assign(st.workers.size(), {});
   st.eval_lost.assign(st.workers.size(), false);
   std::int64_t offset = 0;
-  st.eval_expected = 0;
   for (std::size_t r = 0; r < st.workers.size(); ++r) {
     if (!st.mem.is_member(r)) continue;
-    ++st.eval_expected;
     send_share(self, r, {offset, counts[r]});
     offset += counts[r];
   }
@@ -52,7 +49,8 @@ void on_eval_done(job_self self, const msg::eval_done& m) {
   st.eval_stats.loss_sum += m.loss_sum;
   st.eval_stats.samples += static_cast<std::size_t>(m.samples);
   st.eval_stats.correct += static_cast<std::size_t>(m.correct);
-  if (++st.answers < st.eval_expected) return;
+  for (const auto& owed : st.eval_owed)
+    if (!owed.empty()) return;
   finish(self, job_status::completed);
 }
 

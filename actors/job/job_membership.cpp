@@ -111,12 +111,12 @@ void membership_start(job_self self) {
   st.reduce_deadline = policies::step_deadline(reduce_deadline_params(st.launch.cfg.hang_floor_s));
 }
 
-void arm_deadline(job_self self) {
+void arm_deadline(job_self self, std::optional<double> seconds) {
   auto& st = self->state;
   auto t = tagged<msg::step_timeout>(self);
   t.step = st.step;
   t.seq = st.mem.next_deadline_seq();
-  self->delayed_send(self, to_timespan(st.mem.deadline_seconds()), t);
+  self->delayed_send(self, to_timespan(seconds.value_or(st.mem.deadline_seconds())), t);
 }
 
 bool accept_result(job_self self, const msg::step_done& m,
@@ -189,10 +189,7 @@ void on_step_timeout(job_self self, const msg::step_timeout& t) {
   const auto v = st.mem.on_timeout(t.seq, now_s(self));
   if (v.wait_more > 0) {
     log(self, v.log);
-    auto again = tagged<msg::step_timeout>(self);
-    again.step = st.step;
-    again.seq = st.mem.next_deadline_seq();
-    self->delayed_send(self, to_timespan(v.wait_more), again);
+    arm_deadline(self, v.wait_more);
     return;
   }
   for (const auto& s : v.silent)

@@ -2,6 +2,7 @@
 // The job actor's side of membership (actors/job/membership.hpp holds the rules): it turns the
 // plain class's commands into messages, and its events out of messages.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,8 @@ bool any_member(job_self self);
 // Edge 2'/3: the workers are known.
 void membership_start(job_self self);
 // Arms the step deadline of the latest dispatch of the step in flight.
-void arm_deadline(job_self self);
+// Arms the step deadline of the latest dispatch: after `seconds`, or the membership's deadline.
+void arm_deadline(job_self self, std::optional<double> seconds = std::nullopt);
 // A step_done: true when it is the current incarnation's answer to a slice it owes (stored).
 bool accept_result(job_self self, const msg::step_done& m,
                    const std::shared_ptr<const std::vector<float>>& grad);

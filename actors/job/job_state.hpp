@@ -79,7 +79,7 @@ struct job_checkpoints {
 // deadline). A reduction has more to wait for than a compute phase (every member's part), so
 // its floor is the larger; a job that lowers the hang floor to catch a silent member sooner
 // lowers both.
-inline policies::deadline_params reduce_deadline_params(double hang_floor_seconds = 0.5) {
+inline policies::deadline_params reduce_deadline_params(double hang_floor_seconds) {
   policies::deadline_params p;
   p.floor_seconds = 2 * hang_floor_seconds;
   p.initial_seconds = std::max(1.0, p.floor_seconds);
@@ -110,8 +110,7 @@ struct job_state {
   std::vector<std::pair<std::string, caf::response_promise>> leaving;
   bool interrupting = false;  // a drain with interrupt: checkpoint, then status interrupted
   bool paused = false;  // elastic: held at a step boundary with fewer than min_devices members
-  int answers = 0;      // probes / evaluations answered in the current phase
-  int eval_expected = 0;
+  int answers = 0;      // probes answered while the job probes
   // EVALUATING (actors/job/job_evaluation.hpp): by rank, the shares of the test set it owes, in
   // the order it was sent them, and whether it was lost.
   std::vector<std::deque<eval_share>> eval_owed;
@@ -137,8 +136,8 @@ struct job_state {
   bool reduce_recovering = false;
   std::int64_t reduce_deadline_seq = 0;  // the reduction deadline armed last
   // 4 x the 95th percentile of the last 50 reductions, at least 1 s (and the step deadline).
-  policies::step_deadline reduce_deadline{reduce_deadline_params()};
-  double step_grad_sq = 0.0;  // ps: the shards' parts of |G_B|^2 of this step
+  policies::step_deadline reduce_deadline;  // from the job's hang floor (membership_start)
+  double step_grad_sq = 0.0;                // ps: the shards' parts of |G_B|^2 of this step
   std::vector<std::shared_ptr<const msg::grad_buffer>> grads;  // by rank, this step
   models::step_stats step_stats;
   step_clock clock;

@@ -169,13 +169,16 @@ member_commands membership::on_down(const down_event& e, double now,
 deadline_verdict membership::on_timeout(std::int64_t seq, double now) {
   deadline_verdict out;
   if (seq != seq_ || pending() == 0) return out;
+  // Members that owe a slice, and those of them not reported yet.
   std::vector<std::size_t> silent;
-  for (std::size_t r = 0; r < owed_.size(); ++r)
-    if (is_member(r) && !owed_[r].empty() && reported_at_[r] < 0) silent.push_back(r);
+  std::size_t owing = 0;
+  for (std::size_t r = 0; r < owed_.size(); ++r) {
+    if (!is_member(r) || owed_[r].empty()) continue;
+    ++owing;
+    if (reported_at_[r] < 0) silent.push_back(r);
+  }
   const double deadline = deadline_.deadline();
   // A stall (deadline_verdict): every member that owes a slice is silent and none answered one.
-  std::size_t owing = 0;
-  for (std::size_t r = 0; r < owed_.size(); ++r) owing += is_member(r) && !owed_[r].empty();
   const double waited = deadline + stall_waited_;
   if (silent.size() >= 2 && silent.size() == owing && results_.empty() && waited < stall_cap_) {
     out.wait_more = std::min(waited, stall_cap_ - waited);
