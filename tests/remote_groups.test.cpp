@@ -173,6 +173,13 @@ void check_crash_seen(const troupe::job_report& j) {
 
 const std::string ps_sync = "{mode: ps, ps_shards: 2}";
 
+// The job holds at a step boundary until all three devices are members (elastic min_devices 3).
+std::string with_min(std::string yaml) {
+  const std::string at = "    seed: 7\n";
+  yaml.insert(yaml.find(at), "    elastic: {min_devices: 3, max_devices: 3}\n");
+  return yaml;
+}
+
 // The parameters of a fault case are those of the same job without the fault, bit for bit: the
 // survivors computed the lost member's samples in whole blocks of the canonical reduction, whose
 // sums the shards add in the same order as without the fault. The fault-free run is made once
@@ -523,11 +530,6 @@ TEST_CASE("an elastic allreduce job brings the joining agent's replica to the me
 }
 
 TEST_CASE("an elastic job below min_devices pauses until the restarted worker is back") {
-  auto with_min = [](std::string yaml) {
-    const std::string at = "    seed: 7\n";
-    yaml.insert(yaml.find(at), "    elastic: {min_devices: 3, max_devices: 3}\n");
-    return yaml;
-  };
   const auto hurt = run(with_min(config_text("separate", ps_sync, "{crash: restart}")), 50,
                         [](pid_t pid) { ::kill(pid, SIGKILL); });
   check_completed(hurt.job);
@@ -547,11 +549,6 @@ TEST_CASE(
   // stopped agent's session, which ended with it. The request goes again to the agent as it
   // rejoins; before, it waited out its 10 s and failed as a crash. With min_devices 3 the job
   // holds for a/0, so the restart always meets the job still running.
-  auto with_min = [](std::string yaml) {
-    const std::string at = "    seed: 7\n";
-    yaml.insert(yaml.find(at), "    elastic: {min_devices: 3, max_devices: 3}\n");
-    return yaml;
-  };
   std::atomic<pid_t> stopped{0};
   std::mutex mu;
   std::condition_variable said;
